@@ -1,0 +1,38 @@
+/*
+** buf.h — a growable byte buffer for building results (JSON text, .npy files,
+** record BLOBs). It remembers its first failure, so callers append freely and
+** check once at the end. A size limit (the caller's SQLITE_LIMIT_LENGTH) turns
+** oversize results into CODEC_TOOBIG before anything huge is allocated.
+*/
+#ifndef AR_BUF_H
+#define AR_BUF_H
+
+#include "codec.h"
+
+typedef struct ar_buf {
+  unsigned char *p;
+  uint64_t n;     /* bytes used */
+  uint64_t cap;   /* bytes allocated */
+  uint64_t limit; /* largest n allowed */
+  int rc;         /* CODEC_OK, CODEC_NOMEM or CODEC_TOOBIG */
+} ar_buf;
+
+void buf_init(ar_buf *b, uint64_t limit);
+/* Make room for `extra` more bytes; returns the buffer's rc. */
+int buf_reserve(ar_buf *b, uint64_t extra);
+void buf_append(ar_buf *b, const void *src, uint64_t len);
+void buf_putc(ar_buf *b, char c);
+void buf_puts(ar_buf *b, const char *s);
+void buf_printf(ar_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Append `len` uninitialised bytes and return where they start, or NULL. */
+unsigned char *buf_extend(ar_buf *b, uint64_t len);
+/* Hand the bytes to the caller (who frees them with ar_free); the buffer is
+** left empty. Returns NULL for an empty buffer. */
+unsigned char *buf_detach(ar_buf *b, uint64_t *len);
+void buf_free(ar_buf *b);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+** codec.h — what every pure codec (npy.c, record.c, json.c, ...) shares:
+** return codes, the error-message buffer, the allocator hooks and a few
+** overflow-checked size helpers.
+**
+** Codecs never include sqlite3ext.h. They allocate through ar_malloc /
+** ar_realloc / ar_free, which the extension maps onto sqlite3_malloc64 /
+** sqlite3_realloc64 / sqlite3_free (alloc_sqlite.c) and the C unit tests map
+** onto a counting, fail-on-demand allocator (tests/c/test_alloc.c).
+*/
+#ifndef AR_CODEC_H
+#define AR_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return codes of every codec function. */
+enum {
+  CODEC_OK = 0,
+  CODEC_CORRUPT = 1,     /* malformed input */
+  CODEC_UNSUPPORTED = 2, /* well-formed but outside what we handle */
+  CODEC_NOMEM = 3,       /* an allocation failed */
+  CODEC_TOOBIG = 4,      /* a result would exceed the caller's size limit */
+  CODEC_RANGE = 5        /* a caller-supplied value is out of range */
+};
+
+/* A problem description without the function name; the SQL layer prefixes
+** "fname: " when it reports it. */
+typedef struct codec_err {
+  char msg[240];
+} codec_err;
+
+/* printf-style; returns code so callers can write `return codec_fail(...)`. */
+int codec_fail(codec_err *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Allocator hooks (see file comment). */
+void *ar_malloc(uint64_t n);
+void *ar_realloc(void *p, uint64_t n);
+void ar_free(void *p);
+
+/* Overflow-checked arithmetic on sizes: return 0 and store the result, or
+** return 1 when it does not fit in uint64_t. */
+static inline int size_add(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a > UINT64_MAX - b) return 1;
+  *out = a + b;
+  return 0;
+}
+static inline int size_mul(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > UINT64_MAX / a) return 1;
+  *out = a * b;
+  return 0;
+}
+
+#endif
