@@ -1,0 +1,16 @@
+/*
+** sql_modules.h — the registration function of every SQL binding file,
+** called in turn by sqlite3_arrayrecord_init (arrayrecord.c).
+*/
+#ifndef AR_SQL_MODULES_H
+#define AR_SQL_MODULES_H
+
+#include "sqlite3ext.h"
+
+int sql_npy_register(sqlite3 *db, char **pzErrMsg);
+int sql_record_register(sqlite3 *db, char **pzErrMsg);
+int sql_build_register(sqlite3 *db, char **pzErrMsg);
+int vtab_array_record_register(sqlite3 *db);
+int vtab_npy_each_register(sqlite3 *db);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+** sql_util.h — helpers shared by the SQL binding files: argument fetching
+** with NULL/type handling, error reporting in the "fname: problem" form,
+** results that respect SQLITE_LIMIT_LENGTH, and the registration table type.
+*/
+#ifndef AR_SQL_UTIL_H
+#define AR_SQL_UTIL_H
+
+#include "sqlite3ext.h"
+
+#include "buf.h"
+#include "npy.h"
+#include "record.h"
+
+/* Each registered function's user data is its sql_function entry: the C
+** code learns its SQL name (for messages) and an op code, so one C function
+** can serve several closely related SQL functions. */
+#define SQL_ENTRY(ctx) ((const sql_function *)sqlite3_user_data(ctx))
+#define SQL_FNAME(ctx) (SQL_ENTRY(ctx)->name)
+#define SQL_OP(ctx) (SQL_ENTRY(ctx)->op)
+
+/* Every function and aggregate: UTF-8, same result for same input, and no
+** side effects, so it is safe in views, triggers, indexes and CHECKs. */
+#define SQL_PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+
+/* One SQL function for the registration table. */
+typedef struct sql_function {
+  const char *name;
+  int nargs; /* -1 for variadic */
+  void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+  void (*xStep)(sqlite3_context *, int, sqlite3_value **);
+  void (*xFinal)(sqlite3_context *);
+  int op; /* free for the implementation */
+} sql_function;
+
+/* Register a table of functions (user data = the entry, which must outlive
+** the connection: keep tables static); on failure sets
+** *pzErrMsg naming the function that failed. */
+int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
+
+/* Results. */
+void sql_error(sqlite3_context *ctx, const char *fmt, ...);            /* "fname: ..." */
+void sql_codec_error(sqlite3_context *ctx, int rc, const codec_err *err); /* nomem/toobig/msg */
+uint64_t sql_limit(sqlite3_context *ctx); /* SQLITE_LIMIT_LENGTH */
+/* Hand a buffer to SQLite as the result without copying (or report its
+** error). text != 0 makes it TEXT. */
+void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text);
+/* A buffer whose limit is SQLITE_LIMIT_LENGTH. */
+void sql_buf_init(sqlite3_context *ctx, ar_buf *b);
+
+/* The shape as a JSON array text result ("[2,3]"). */
+void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape);
+
+/* Arguments. These return 1 when the value is usable, 0 when it is NULL
+** (the result is left NULL), -1 after reporting an error. */
+int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
+                 const unsigned char **p, uint64_t *n);
+int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
+                 uint64_t *n);
+int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
+int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec);
+/* A record key: text, or an integer taken as its decimal text. */
+int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
+/* A dtype name such as 'float32' or '<f4'. */
+int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d);
+
+/* Results for one element: bool/int as INTEGER, uint64 above INT64_MAX and
+** floats as REAL (NaN becomes NULL, as SQLite stores it), complex as the
+** JSON text "[re,im]". */
+void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
+
+/* The array's payload in C order: a view when it already is, otherwise a
+** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
+const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
+
+/* xBestIndex for a table-valued function with one required hidden argument
+** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
+** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),
+** and leaves idxNum 0 when it is absent so xFilter can say so. */
+int sql_vtab_best_index(sqlite3_index_info *info, int arg_col);
+
+#endif
