@@ -1,0 +1,63 @@
+"""Runs the Python tests: every test_* function in tests/python/test_*.py.
+
+Prints one line per test ("ok NAME", "FAIL NAME", "SKIP NAME reason") for
+tests/run to count. NumPy comes from Debian's python3-numpy; without it the
+NumPy cross-checks cannot run, and they are reported as SKIP loudly, never
+as passed.
+"""
+import importlib
+import os
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+class Skip(Exception):
+    """Raise to skip a test with a reason."""
+
+
+def main():
+    try:
+        import numpy  # noqa: F401
+        have_numpy = True
+    except ImportError:
+        have_numpy = False
+        print("!! NumPy is missing: install it with 'apt-get install -y python3-numpy'.")
+        print("!! Every NumPy cross-check below is SKIPPED (not passed).")
+    failed = 0
+    modules = sorted(f[:-3] for f in os.listdir(HERE) if f.startswith("test_") and f.endswith(".py"))
+    only = sys.argv[1:]
+    for modname in modules:
+        if only and modname not in only:
+            continue
+        if not have_numpy:
+            print(f"SKIP python/{modname}: NumPy missing")
+            continue
+        try:
+            mod = importlib.import_module(modname)
+        except Exception:
+            print(f"FAIL python/{modname} (import)")
+            traceback.print_exc(file=sys.stdout)
+            failed += 1
+            continue
+        for name in sorted(n for n in dir(mod) if n.startswith("test_") and callable(getattr(mod, n))):
+            label = f"python/{modname}.{name}"
+            try:
+                getattr(mod, name)()
+            except Skip as e:
+                print(f"SKIP {label}: {e}")
+            except Exception:
+                print(f"FAIL {label}")
+                for line in traceback.format_exc().splitlines():
+                    print("  " + line)
+                failed += 1
+            else:
+                print(f"ok {label}")
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
