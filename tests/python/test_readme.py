@@ -76,6 +76,8 @@ def test_readme_examples_run():
             continue
         for (stmt, expect), out in zip(pairs, cleaned):
             checked += 1
+            if not expect and any(o.startswith("error:") for o in out):
+                failures.append(f"README line {line}: {stmt!r} failed: {out}")
             if expect and out != expect:
                 failures.append(f"README line {line}: {stmt!r}\n    expected {expect}\n    got      {out}")
     assert not failures, "\n".join(failures)
