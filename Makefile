@@ -45,7 +45,8 @@ test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun
 	@PYTHON=$(PYTHON) tests/run
 
 demo: $(EXT)
-	@$(PYTHON) examples/demo.py
+	@rm -f $(BUILD)/demo.db
+	@$(SQLITE3) $(BUILD)/demo.db < examples/demo.sql
 
 clean:
 	rm -rf $(BUILD)

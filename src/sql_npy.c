@@ -14,6 +14,7 @@
 #include "sql_util.h"
 SQLITE_EXTENSION_INIT3
 
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -118,7 +119,18 @@ static void npy_from_json_func(sqlite3_context *ctx, int argc, sqlite3_value **a
   int64_t shape[NPY_MAX_DIMS];
   ar_buf payload, b;
   codec_err err;
-  if ((rc = sql_arg_text(ctx, argv[0], 0, "JSON", &text, &len)) <= 0) return;
+  char number[32];
+  if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER || sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
+    /* A SQL number is a scalar (0-d) array; format it without losing bits. */
+    if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER)
+      snprintf(number, sizeof(number), "%lld", (long long)sqlite3_value_int64(argv[0]));
+    else
+      json_format_float(number, sqlite3_value_double(argv[0]), 64);
+    text = number;
+    len = strlen(number);
+  } else if ((rc = sql_arg_text(ctx, argv[0], 0, "JSON", &text, &len)) <= 0) {
+    return;
+  }
   if (argc > 1) {
     if ((rc = sql_arg_dtype(ctx, argv[1], 1, &d)) < 0) return;
     if (rc == 0) return; /* NULL dtype -> NULL */

@@ -82,3 +82,21 @@ def test_readme_examples_run():
                 failures.append(f"README line {line}: {stmt!r}\n    expected {expect}\n    got      {out}")
     assert not failures, "\n".join(failures)
     assert checked > 0, "no README examples found"
+
+
+def test_readme_python_examples_run():
+    """The ```python blocks run as written (database in a temporary folder)."""
+    import tempfile
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "no python examples in README"
+    for code in blocks:
+        code = code.replace('"./build/arrayrecord"', repr(EXT))
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+            finally:
+                os.chdir(cwd)
