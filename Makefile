@@ -14,6 +14,14 @@ WARN    := -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 PYTHON  ?= /usr/bin/python3
 SQLITE3 ?= sqlite3
 
+# `.load arrayrecord` finds the library by its short name only in the
+# dynamic loader's own directories (ldconfig caches lib*.so names only), so
+# the default install goes to /usr/lib. With PREFIX=/usr/local, load it by
+# path or put $(PREFIX)/lib on LD_LIBRARY_PATH.
+PREFIX  ?= /usr
+LIBDIR  ?= $(PREFIX)/lib
+DESTDIR ?=
+
 BUILD   := build
 EXT     := $(BUILD)/arrayrecord.so
 
@@ -22,7 +30,7 @@ SQL_SRC   := src/alloc_sqlite.c src/sql_util.c src/sql_npy.c src/sql_record.c sr
              src/vtab_array_record.c src/vtab_npy_each.c src/arrayrecord.c
 HEADERS   := $(wildcard src/*.h)
 
-.PHONY: all test demo clean unit sqltests pytests host
+.PHONY: all test demo clean install uninstall
 
 all: $(EXT)
 
@@ -47,6 +55,13 @@ test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun
 demo: $(EXT)
 	@rm -f $(BUILD)/demo.db
 	@$(SQLITE3) $(BUILD)/demo.db < examples/demo.sql
+
+install: $(EXT)
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 0755 $(EXT) $(DESTDIR)$(LIBDIR)/arrayrecord.so
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/arrayrecord.so
 
 clean:
 	rm -rf $(BUILD)
