@@ -225,8 +225,10 @@ uint16_t dt_double_to_half(double d) {
   if (exp == 0x7ff) {
     uint16_t m;
     if (man == 0) return sign | 0x7c00;
-    m = (uint16_t)(man >> 42); /* keep the NaN payload's top bits, stay a NaN */
-    return sign | 0x7c00 | (m ? m : 0x200);
+    /* Keep the NaN payload's top bits and stay a NaN, as NumPy does
+    ** (npy_double_to_half): a payload only in the low bits gives 0x7c01. */
+    m = (uint16_t)(man >> 42);
+    return sign | 0x7c00 | (m ? m : 1);
   }
   e = exp - 1023 + 15;
   if (e >= 31) return sign | 0x7c00;
