@@ -109,12 +109,9 @@ static int hdr_sequence(hdr_cursor *c, pyval *v, char close, int is_dict, int de
     if (item.kind == PV_INT && item.int_overflow) v->any_overflow = 1;
     v->nitems++;
   }
-  /* "(x)" is just x in Python; only "(x,)" or "()" or "(x, y)" is a tuple. */
-  if (close == ')' && v->nitems == 1 && !saw_comma) v->kind = item.kind == PV_INT ? PV_INT : PV_OTHER;
-  if (v->kind == PV_INT) {
-    v->i = item.i;
-    v->int_overflow = item.int_overflow;
-  }
+  /* "(x)" is just x in Python (so "((2, 3))" is the tuple (2, 3) and "(3)"
+  ** the integer 3); only "(x,)", "()" or "(x, y)" make a tuple. */
+  if (close == ')' && v->nitems == 1 && !saw_comma) *v = item;
   return CODEC_OK;
 }
 
