@@ -95,8 +95,9 @@ static int pb_len(pb_reader *r, const pb_ctx *ctx, uint64_t *start, uint64_t *le
   return CODEC_OK;
 }
 
-/* Skip one field of an unknown number; groups are skipped to their end. */
-static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth) {
+/* Skip one field of an unknown number; groups are skipped to their end.
+** tag_at is where the field's tag starts, for messages. */
+static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, uint64_t tag_at) {
   uint64_t at = r->pos, v, s, len;
   int rc;
   switch (wt) {
@@ -113,20 +114,20 @@ static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int 
     case WT_LEN:
       return pb_len(r, ctx, &s, &len);
     case WT_SGROUP:
-      if (depth >= PB_MAX_GROUP_DEPTH) return pb_error(ctx, CODEC_CORRUPT, "record blob nests groups too deeply", at);
+      if (depth >= PB_MAX_GROUP_DEPTH) return pb_error(ctx, CODEC_CORRUPT, "record blob nests groups too deeply", tag_at);
       for (;;) {
-        uint64_t f;
+        uint64_t f, inner_at = r->pos;
         int w;
         if (r->pos >= r->end) return pb_error(ctx, CODEC_CORRUPT, "record blob truncated inside a group", r->end);
         if ((rc = pb_tag(r, ctx, &f, &w)) != CODEC_OK) return rc;
         if (w == WT_EGROUP) {
-          if (f != field) return pb_error(ctx, CODEC_CORRUPT, "record blob has a mismatched end-group", at);
+          if (f != field) return pb_error(ctx, CODEC_CORRUPT, "record blob has a mismatched end-group", inner_at);
           return CODEC_OK;
         }
-        if ((rc = pb_skip(r, ctx, f, w, depth + 1)) != CODEC_OK) return rc;
+        if ((rc = pb_skip(r, ctx, f, w, depth + 1, inner_at)) != CODEC_OK) return rc;
       }
     default: /* WT_EGROUP without a start */
-      return pb_error(ctx, CODEC_CORRUPT, "record blob has an unexpected end-group", at);
+      return pb_error(ctx, CODEC_CORRUPT, "record blob has an unexpected end-group", tag_at);
   }
 }
 
@@ -193,7 +194,7 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, ar_
       dst->p = blob + s;
       dst->n = len;
     } else {
-      if ((rc = pb_skip(&r, ctx, field, wt, 0)) != CODEC_OK) return rc;
+      if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) return rc;
     }
   }
   return CODEC_OK;
@@ -225,7 +226,7 @@ static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, ar_i
       } else if ((rc = pb_array(blob, s, s + len, it, ctx, NULL)) != CODEC_OK) {
         return rc;
       }
-    } else if ((rc = pb_skip(&r, ctx, field, wt, 0)) != CODEC_OK) {
+    } else if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) {
       return rc;
     }
   }
@@ -253,7 +254,7 @@ int ar_item_shape(const ar_item *item, int64_t *shape) {
     if (field == 2 && wt == WT_LEN) {
       if (pb_len(&r, &ctx, &s, &len) != CODEC_OK) break;
       if (pb_array(item->msg.p, s, s + len, &scratch, &ctx, shape) != CODEC_OK) break;
-    } else if (pb_skip(&r, &ctx, field, wt, 0) != CODEC_OK) {
+    } else if (pb_skip(&r, &ctx, field, wt, 0, 0) != CODEC_OK) {
       break;
     }
   }
@@ -340,7 +341,7 @@ int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec
       if (!(it = record_push(rec))) return codec_fail(err, CODEC_NOMEM, "out of memory");
       if ((rc = pb_item(blob, s, s + len, it, &ctx)) != CODEC_OK) return rc;
       it->offset = at;
-    } else if ((rc = pb_skip(&r, &ctx, field, wt, 0)) != CODEC_OK) {
+    } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {
       return rc;
     }
   }
