@@ -319,6 +319,12 @@ static int store_leaf(jscan *j, const jleaf *leaf, dt_dtype d, unsigned char *ds
   char kind = dt_kind(d.type);
   leaf_value(leaf, &v);
   if (kind == DT_KIND_INT || kind == DT_KIND_UINT) {
+    /* An integer literal beyond int64/uint64 must not be rounded into range
+    ** through its double (-9223372036854775809 would become INT64_MIN). */
+    if (leaf->kind == LEAF_INT && v.kind == DT_KIND_FLOAT) {
+      return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is out of range for %s",
+                        (unsigned long long)leaf->at, dt_type_name(d.type));
+    }
     if (v.kind == DT_KIND_FLOAT) {
       if (v.re != v.re || isinf(v.re) || v.re != trunc(v.re)) {
         j->pos = leaf->at;
