@@ -349,7 +349,8 @@ typedef struct jshape {
   int ndim; /* -1 until known */
   int64_t shape[NPY_MAX_DIMS + 1];
   uint64_t leaves;
-  int any_float, any_int, any_bool, int_beyond_int64;
+  int any_float, any_int, any_bool;
+  int int_in_int64, int_beyond_int64, int_beyond_uint64;
 } jshape;
 
 /* One pass over the text. With dst == NULL it learns the shape; otherwise it
@@ -416,7 +417,9 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
         if (leaf.kind == LEAF_BOOL) sh->any_bool = 1;
         else if (leaf.kind == LEAF_INT) {
           sh->any_int = 1;
-          if (leaf.mag_overflow || leaf.mag > (uint64_t)INT64_MAX + leaf.negative) sh->int_beyond_int64 = 1;
+          if (leaf.mag_overflow || (leaf.negative && leaf.mag > (uint64_t)INT64_MAX + 1)) sh->int_beyond_uint64 = 1;
+          else if (!leaf.negative && leaf.mag > (uint64_t)INT64_MAX) sh->int_beyond_int64 = 1;
+          else sh->int_in_int64 = 1;
         } else sh->any_float = 1;
       } else if (is_complex) {
         /* leaves alternate re, im within each innermost pair */
@@ -452,7 +455,11 @@ int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int 
   memset(&sh, 0, sizeof(sh));
   if ((rc = js_walk(&j, &sh, *d, NULL)) != CODEC_OK) return rc;
   if (!has_dtype) {
-    if (sh.any_float || sh.int_beyond_int64) *d = dt_native(DT_FLOAT64);
+    /* np.array: integers all beyond int64 but within uint64 make uint64;
+    ** mixed with int64 values, or beyond uint64, they make float64 (NumPy
+    ** would make an object array of the latter). */
+    if (sh.any_float || sh.int_beyond_uint64 || (sh.int_beyond_int64 && sh.int_in_int64)) *d = dt_native(DT_FLOAT64);
+    else if (sh.int_beyond_int64) *d = dt_native(DT_UINT64);
     else if (sh.any_int) *d = dt_native(DT_INT64);
     else if (sh.any_bool) *d = dt_native(DT_BOOL);
     else *d = dt_native(DT_FLOAT64); /* np.array([]) is float64 */
