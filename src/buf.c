@@ -46,6 +46,7 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
 unsigned char *buf_extend(ar_buf *b, uint64_t len) {
   unsigned char *dst;
   if (buf_reserve(b, len)) return NULL;
+  if (!b->p) return NULL; /* len 0 on a buffer with no storage: no arithmetic on NULL */
   dst = b->p + b->n;
   b->n += len;
   return dst;
