@@ -453,6 +453,7 @@ int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int 
   uint64_t numel = 1, nbytes;
   unsigned char *dst;
   memset(&sh, 0, sizeof(sh));
+  if (!has_dtype) *d = dt_native(DT_FLOAT64); /* *d is an output then: never read it */
   if ((rc = js_walk(&j, &sh, *d, NULL)) != CODEC_OK) return rc;
   if (!has_dtype) {
     /* np.array: integers all beyond int64 but within uint64 make uint64;
