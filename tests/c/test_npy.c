@@ -56,7 +56,7 @@ TEST(npy_header_literal_variations_numpy_accepts) {
       "{'descr': '<f4', 'fortran_order': False, 'shape': ((2, 3))}",
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0_3)}",
       "{'descr': '<f4', 'fortran_order': True, 'fortran_order': False, 'shape': (2, 3)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" "                \n",
+      ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" "                \n"),
   };
   size_t k;
   for (k = 0; k < sizeof(variants) / sizeof(variants[0]); k++) {
