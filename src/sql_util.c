@@ -172,6 +172,12 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
     sqlite3_result_error_nomem(ctx);
     return -1;
   }
+  /* Record keys are protobuf strings: a key that is not UTF-8 would make a
+  ** record that neither we nor Flower can read back. */
+  if (!ar_utf8_valid(*p, *n)) {
+    sql_error(ctx, "argument %d is not valid UTF-8 text", argi + 1);
+    return -1;
+  }
   return 1;
 }
 
