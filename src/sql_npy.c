@@ -173,7 +173,7 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       break;
     }
     default:
-      rc = codec_fail(&err, CODEC_CORRUPT, "not a BLOB");
+      rc = sql_blob_type_problem(&err, argv[0], 0, "a .npy"); /* the text npy_dtype etc. raise */
       break;
   }
   if (want_error) {
