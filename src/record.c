@@ -322,6 +322,31 @@ static int check_unique_keys(const ar_record *rec, codec_err *err) {
   return rc;
 }
 
+/* An item whose length runs past the end of the blob: find its key among
+** the bytes that are there (the last complete key field, as parsing would),
+** so the message can name it. Returns 1 and sets it->key when found. */
+static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64_t n, ar_item *it) {
+  pb_reader r = {blob, len_at, n};
+  pb_ctx quiet = {NULL, -1, NULL};
+  uint64_t len, field, s;
+  int wt, found = 0;
+  if (pb_varint(&r, &len) != PB_OK) return 0;
+  while (r.pos < r.end) {
+    uint64_t at = r.pos;
+    if (pb_tag(&r, &quiet, &field, &wt) != CODEC_OK) break;
+    if (field == 1 && wt == WT_LEN) {
+      if (pb_len(&r, &quiet, &s, &len) != CODEC_OK) break;
+      if (!ar_utf8_valid(blob + s, len)) break;
+      it->key.p = blob + s;
+      it->key.n = len;
+      found = 1;
+    } else if (pb_skip(&r, &quiet, field, wt, 0, at) != CODEC_OK) {
+      break;
+    }
+  }
+  return found;
+}
+
 int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
   pb_reader r = {blob, 0, n};
   pb_ctx ctx = {err, -1, NULL};
@@ -337,7 +362,16 @@ int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec
       ar_item *it;
       ctx.item = rec->n;
       if (wt != WT_LEN) return pb_wrong_type(&ctx, "ArrayRecord.items", wt, at);
-      if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) return rc;
+      s = r.pos;
+      if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) {
+        ar_item partial;
+        memset(&partial, 0, sizeof(partial));
+        if (rc == CODEC_CORRUPT && peek_truncated_key(blob, s, n, &partial)) {
+          ctx.cur = &partial;
+          return pb_error(&ctx, CODEC_CORRUPT, "record blob truncated", n);
+        }
+        return rc;
+      }
       if (!(it = record_push(rec))) return codec_fail(err, CODEC_NOMEM, "out of memory");
       if ((rc = pb_item(blob, s, s + len, it, &ctx)) != CODEC_OK) return rc;
       it->offset = at;

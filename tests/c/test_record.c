@@ -248,6 +248,10 @@ TEST(record_structural_errors_name_offset_item_and_key) {
       {"\x0a", 1, "record blob truncated at byte 1 (item 0)"},
       {"\x0a\x05\x0a\x01", 4, "record blob truncated at byte 4 (item 0)"},
       {"\x0a\x03\x0a\x05k", 5, "record blob truncated at byte 5 (item 0)"},
+      /* the item runs past the end, but its key is there to be named */
+      {"\x0a\x40\x0a\x01k\x12\x05", 7, "record blob truncated at byte 7 (item 0, key 'k')"},
+      {"\x0a\x40\x0a\x01k\x18\x01\x0a\x02k2\x12", 12, "record blob truncated at byte 12 (item 0, key 'k2')"},
+      {"\x0a\x40\x0a\x01\xff\x12", 6, "record blob truncated at byte 6 (item 0)"},
       {"\x0a\x05\x0a\x01k\x12\x05", 7, "record blob truncated at byte 7 (item 0, key 'k')"},
       {"\x0a\x07\x0a\x01k\x12\x02\x0a\x05", 9, "record blob truncated at byte 9 (item 0, key 'k')"},
       {"\x10\x01\x0a\x00\x0a", 5, "record blob truncated at byte 5 (item 1)"},
