@@ -66,13 +66,38 @@ void json_format_float(char *out, double v, int bits) {
     if (same_at_precision(strtod(sci, NULL), v, bits)) break;
   }
   snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
-  exp10 = atoi(strchr(sci, 'e') + 1);
-  /* Python's repr: positional for 1e-4 <= |v| < 1e16, else exponent. */
-  if (exp10 >= -4 && exp10 < 16) {
-    snprintf(out, 32, "%.*f", p - 1 - exp10 > 0 ? p - 1 - exp10 : 0, v);
-    if (!strchr(out, '.')) strcat(out, ".0");
+  /* NumPy's repr of the scalar (Python's repr for float64): positional for
+  ** 1e-4 <= |v| < 1e16 (decided on the value itself) and zero, with the
+  ** shortest digits padded by zeros (float16 65504 -> "65500.0", float32
+  ** 123456789 -> "123456790.0"); exponent form otherwise, as "%e" gives it
+  ** ("1.5e-07", sign and at least two digits). */
+  if (v == 0 || (fabs(v) >= 1e-4 && fabs(v) < 1e16)) {
+    char digits[24];
+    const char *q = sci;
+    char *o = out;
+    int nd = 0, k;
+    if (*q == '-') *o++ = *q++;
+    for (; *q && *q != 'e'; q++)
+      if (*q != '.') digits[nd++] = *q;
+    exp10 = atoi(q + 1);
+    if (exp10 < 0) {
+      *o++ = '0';
+      *o++ = '.';
+      for (k = 0; k < -exp10 - 1; k++) *o++ = '0';
+      memcpy(o, digits, (size_t)nd);
+      o += nd;
+    } else {
+      for (k = 0; k <= exp10; k++) *o++ = k < nd ? digits[k] : '0';
+      *o++ = '.';
+      if (nd > exp10 + 1) {
+        memcpy(o, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
+        o += nd - exp10 - 1;
+      } else {
+        *o++ = '0';
+      }
+    }
+    *o = 0;
   } else {
-    /* "1.5e-07" -> "1.5e-07" as Python prints it (sign and two+ digits). */
     strcpy(out, sci);
   }
 }
