@@ -49,6 +49,26 @@ static int same_at_precision(double a, double b, int bits) {
   return a == b;
 }
 
+/* Replace the p-digit "%e" text in sci (room for 40 bytes) by the p-digit
+** decimal one unit of its last digit away in magnitude (dir +1 or -1). */
+static void sci_neighbour(char *sci, int p, int dir) {
+  uint64_t m = 0, lo = 1, hi;
+  const char *q = sci;
+  char digits[24];
+  int neg = 0, e, k;
+  if (*q == '-') neg = 1, q++;
+  for (; *q && *q != 'e'; q++)
+    if (*q != '.') m = m * 10 + (uint64_t)(*q - '0');
+  e = atoi(q + 1);
+  for (k = 1; k < p; k++) lo *= 10;
+  hi = lo * 10;
+  m = dir > 0 ? m + 1 : m - 1;
+  if (m >= hi) m = lo, e++;
+  if (m < lo) m = hi - 1, e--;
+  snprintf(digits, sizeof(digits), "%llu", (unsigned long long)m);
+  snprintf(sci, 40, "%s%c%s%se%+03d", neg ? "-" : "", digits[0], p > 1 ? "." : "", digits + 1, e);
+}
+
 void json_format_float(char *out, double v, int bits) {
   int p, maxp = bits == 16 ? 5 : bits == 32 ? 9 : 17, exp10;
   char sci[40];
@@ -60,12 +80,19 @@ void json_format_float(char *out, double v, int bits) {
     strcpy(out, v > 0 ? "inf" : "-inf");
     return;
   }
-  /* Fewest significant digits that read back to the same value. */
+  /* Fewest significant digits that read back to the same value: at each
+  ** length the nearest decimal, else its neighbour on the other side of v
+  ** (at a power of two the rounding interval is lopsided, so the nearest
+  ** can miss where the other one reads back: float16 2^-6 is 0.01563). */
   for (p = 1; p < maxp; p++) {
+    double back;
     snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+    back = strtod(sci, NULL);
+    if (same_at_precision(back, v, bits)) break;
+    sci_neighbour(sci, p, fabs(back) < fabs(v) ? 1 : -1);
     if (same_at_precision(strtod(sci, NULL), v, bits)) break;
   }
-  snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+  if (p == maxp) snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
   /* NumPy's repr of the scalar (Python's repr for float64): positional for
   ** 1e-4 <= |v| < 1e16 (decided on the value itself) and zero, with the
   ** shortest digits padded by zeros (float16 65504 -> "65500.0", float32

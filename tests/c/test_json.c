@@ -41,6 +41,11 @@ TEST(json_float_shortest_digits_per_precision) {
       {(double)1e16f, 32, "1e+16"},
       {(double)1.17549435e-38f, 32, "1.1754944e-38"},
       {65504, 16, "65500.0"}, /* shortest digits padded with zeros, as NumPy's repr */
+      {0.015625, 16, "0.01563"}, /* 2^-6: the nearest 4 digits (0.01562) miss, the other side reads back */
+      {0x1p-14, 16, "6.104e-05"},
+      {0x1p-126, 32, "1.1754944e-38"},
+      {0x1p-1022, 64, "2.2250738585072014e-308"},
+      {9.5, 16, "9.5"},
       {(double)123456789.0f, 32, "123456790.0"},
       {(double)1e10f, 32, "10000000000.0"},
       {(double)9.999999e15f, 32, "9999999000000000.0"},
