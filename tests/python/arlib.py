@@ -279,4 +279,9 @@ def assert_json_is_array(text, arr, what=""):
 
 
 def _nan_equal(a, b):
-    return np.array_equal(a, b, equal_nan=True) and np.array_equal(np.signbit(a.real), np.signbit(b.real))
+    """Equal as numbers (NaN == NaN whatever its sign and payload, which JSON
+    cannot carry; -0.0 != 0.0)."""
+    def sign(x):
+        return np.where(np.isnan(x), False, np.signbit(x))
+    return (np.array_equal(a, b, equal_nan=True) and np.array_equal(sign(a.real), sign(b.real))
+            and np.array_equal(sign(np.imag(a)), sign(np.imag(b))))
