@@ -162,6 +162,11 @@ TEST(npy_header_errors_name_the_problem) {
       {"{}", CODEC_CORRUPT, "header has no 'descr' key"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", CODEC_CORRUPT,
        "header has unexpected key 'extra'"},
+      /* untrusted text in messages is quoted: always printable UTF-8 */
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), '\xff\x01x\xc3\xa9': 1}", CODEC_CORRUPT,
+       "header has unexpected key '??x\xc3\xa9'"},
+      {"{'descr': '<\xe9" "f4', 'fortran_order': False, 'shape': (2,)}", CODEC_UNSUPPORTED,
+       "unsupported dtype '<?f4' (not a NumPy numeric dtype)"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 3: 1}", CODEC_CORRUPT,
        "header has a key that is not a string"},
       {"['descr', '<f4']", CODEC_CORRUPT, "header is not a dictionary (byte 10)"},

@@ -280,6 +280,8 @@ TEST(record_structural_errors_name_offset_item_and_key) {
       {"\x0a\x0a\x0a\x01k\x12\x05\x12\x03\x02\xff\xff", 12, "record blob truncated at byte 12 (item 0, key 'k')"},
       {"\x0a\x05\x0a\x01k\x1b\x24", 7, "record blob has a mismatched end-group at byte 6 (item 0, key 'k')"},
       {"\x0a\x03\x0a\x01\xff", 5, "record key is not valid UTF-8 at byte 2 (item 0)"},
+      /* a key that is not UTF-8, named before it is checked: quoted safely */
+      {"\x0a\x06\x0a\x03\xffk\n\x15", 8, "record blob has wrong wire type 5 for Item.value at byte 7 (item 0, key '?k?')"},
       {"\x0a\x09\x0a\x01k\x12\x04\x0a\x02\xc3\x28", 11, "record dtype is not valid UTF-8 at byte 2 (item 0, key 'k')"},
       {"\x0a\x09\x0a\x01k\x12\x04\x1a\x02\xed\xa0", 11, "record stype is not valid UTF-8 at byte 2 (item 0, key 'k')"},
   };
