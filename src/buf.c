@@ -17,6 +17,52 @@ int codec_fail(codec_err *err, int code, const char *fmt, ...) {
   return code;
 }
 
+size_t codec_utf8_seq(const unsigned char *s, uint64_t n) {
+  unsigned char c = s[0];
+  size_t len, k;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
+  else return 0;
+  if (len > n) return 0;
+  for (k = 1; k < len; k++) {
+    if ((s[k] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (s[k] & 0x3f);
+  }
+  /* overlong forms, surrogates, beyond U+10FFFF */
+  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+const char *codec_quote(char *out, size_t cap, const void *src, uint64_t n) {
+  const unsigned char *s = src;
+  size_t limit = cap > 16 ? cap - 4 : 0, o = 0;
+  uint64_t i = 0;
+  if (limit > 48) limit = 48;
+  while (i < n) {
+    size_t len = codec_utf8_seq(s + i, n - i);
+    int bad = len == 0 || (len == 1 && (s[i] < 0x20 || s[i] == 0x7f));
+    if (o + (bad ? 1 : len) > limit) {
+      memcpy(out + o, "...", 3);
+      o += 3;
+      break;
+    }
+    if (bad) {
+      out[o++] = '?';
+      i++;
+    } else {
+      memcpy(out + o, s + i, len);
+      o += len;
+      i += len;
+    }
+  }
+  if (cap) out[o] = 0;
+  return out;
+}
+
 void buf_init(ar_buf *b, uint64_t limit) {
   b->p = NULL;
   b->n = 0;
@@ -46,6 +92,7 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
 unsigned char *buf_extend(ar_buf *b, uint64_t len) {
   unsigned char *dst;
   if (buf_reserve(b, len)) return NULL;
+  if (!b->p) return NULL; /* len 0 on a buffer with no storage: no arithmetic on NULL */
   dst = b->p + b->n;
   b->n += len;
   return dst;

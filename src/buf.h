@@ -28,7 +28,8 @@ void buf_printf(ar_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Append `len` uninitialised bytes and return where they start, or NULL. */
+/* Append `len` uninitialised bytes and return where they start, or NULL on
+** failure (b->rc says which) and for len 0 on a buffer with no storage yet. */
 unsigned char *buf_extend(ar_buf *b, uint64_t len);
 /* Hand the bytes to the caller (who frees them with ar_free); the buffer is
 ** left empty. Returns NULL for an empty buffer. */

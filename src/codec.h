@@ -37,6 +37,18 @@ int codec_fail(codec_err *err, int code, const char *fmt, ...)
 #endif
     ;
 
+/* Length of the valid UTF-8 sequence at s[0..n) (1-4), or 0 when it is not
+** one (overlong forms, surrogates and code points past U+10FFFF included). */
+size_t codec_utf8_seq(const unsigned char *s, uint64_t n);
+
+/* Untrusted bytes quoted for an error message: valid UTF-8 is kept, control
+** characters and bytes that are not UTF-8 become '?', and the text is cut at
+** 48 bytes (then "...") without splitting a character, so messages are
+** always valid, printable UTF-8. out holds `cap` bytes (CODEC_QUOTE_MAX
+** is enough); returns out. */
+#define CODEC_QUOTE_MAX 64
+const char *codec_quote(char *out, size_t cap, const void *src, uint64_t n);
+
 /* Allocator hooks (see file comment). */
 void *ar_malloc(uint64_t n);
 void *ar_realloc(void *p, uint64_t n);

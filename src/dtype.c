@@ -81,15 +81,20 @@ static const struct {
     {"longlong", DT_INT64},    {"ulonglong", DT_UINT64}, {"half", DT_FLOAT16},
     {"single", DT_FLOAT32},    {"double", DT_FLOAT64},   {"float", DT_FLOAT64},
     {"csingle", DT_COMPLEX64}, {"cdouble", DT_COMPLEX128}, {"complex", DT_COMPLEX128},
+    {"float_", DT_FLOAT64},    {"int_", DT_INT64},       {"complex_", DT_COMPLEX128},
+    {"intp", DT_INT64},        {"uintp", DT_UINT64},     {"long", DT_INT64},
+    {"ulong", DT_UINT64},      {"bool8", DT_BOOL},       {"int0", DT_INT64},
+    {"uint0", DT_UINT64},
 };
 
 /* One-character type codes (np.dtype('f') etc.). */
 static int dt_from_char(char c, dt_type *t) {
-  static const char codes[] = "?bBhHiIlLqQefdFD";
+  static const char codes[] = "?bBhHiIlLqQpPefdFD";
   static const dt_type types[] = {DT_BOOL,   DT_INT8,    DT_UINT8,   DT_INT16,
                                   DT_UINT16, DT_INT32,   DT_UINT32,  DT_INT64,
-                                  DT_UINT64, DT_INT64,   DT_UINT64,  DT_FLOAT16,
-                                  DT_FLOAT32, DT_FLOAT64, DT_COMPLEX64, DT_COMPLEX128};
+                                  DT_UINT64, DT_INT64,   DT_UINT64,  DT_INT64,
+                                  DT_UINT64, DT_FLOAT16, DT_FLOAT32, DT_FLOAT64,
+                                  DT_COMPLEX64, DT_COMPLEX128};
   const char *hit = c ? strchr(codes, c) : NULL;
   if (!hit) return 0;
   *t = types[hit - codes];
@@ -112,12 +117,27 @@ static int dt_from_kind_size(char kind, unsigned size, dt_type *t) {
   return 0;
 }
 
+static int dt_is_name(const char *p, size_t len, const char *name) {
+  return strlen(name) == len && memcmp(p, name, len) == 0;
+}
+
 static const char *dt_unsupported_why(const char *p, size_t len) {
   char kind = len ? p[0] : 0;
   int long_double = (len == 3 && ((kind == 'f' && p[1] == '1' && (p[2] == '2' || p[2] == '6')) ||
                                   (kind == 'c' && (p[1] == '2' || p[1] == '3'))));
+  /* NumPy's names of the long double types (x86-64 layouts) */
+  static const char *const long_names[] = {"longdouble", "clongdouble", "longfloat", "clongfloat",
+                                            "float96", "float128", "complex192", "complex256"};
+  size_t k;
+  for (k = 0; k < sizeof(long_names) / sizeof(long_names[0]); k++)
+    if (dt_is_name(p, len, long_names[k])) long_double = 1;
   if (long_double || (len == 1 && (kind == 'g' || kind == 'G')))
     return "long double has no portable layout";
+  if (dt_is_name(p, len, "object")) kind = 'O';
+  if (dt_is_name(p, len, "str") || dt_is_name(p, len, "unicode") || dt_is_name(p, len, "str_")) kind = 'U';
+  if (dt_is_name(p, len, "bytes") || dt_is_name(p, len, "bytes_")) kind = 'S';
+  if (dt_is_name(p, len, "datetime64") || dt_is_name(p, len, "timedelta64")) kind = 'M';
+  if (dt_is_name(p, len, "void")) kind = 'V';
   switch (kind) {
     case 'U': return "unicode strings are not numeric";
     case 'S':
@@ -162,8 +182,9 @@ int dt_parse(const char *s, size_t n, dt_dtype *out, codec_err *err) {
     ok = ok && dt_from_kind_size(p[0], size, &t);
   }
   if (!ok) {
-    return codec_fail(err, CODEC_UNSUPPORTED, "unsupported dtype '%.*s' (%s)",
-                      (int)(n > 40 ? 40 : n), s, dt_unsupported_why(p, len));
+    char q[CODEC_QUOTE_MAX];
+    return codec_fail(err, CODEC_UNSUPPORTED, "unsupported dtype '%s' (%s)", codec_quote(q, sizeof(q), s, n),
+                      dt_unsupported_why(p, len));
   }
   *out = dt_native(t);
   if (dt_size(t) > 1) {
@@ -205,8 +226,10 @@ uint16_t dt_double_to_half(double d) {
   if (exp == 0x7ff) {
     uint16_t m;
     if (man == 0) return sign | 0x7c00;
-    m = (uint16_t)(man >> 42); /* keep the NaN payload's top bits, stay a NaN */
-    return sign | 0x7c00 | (m ? m : 0x200);
+    /* Keep the NaN payload's top bits and stay a NaN, as NumPy does
+    ** (npy_double_to_half): a payload only in the low bits gives 0x7c01. */
+    m = (uint16_t)(man >> 42);
+    return sign | 0x7c00 | (m ? m : 1);
   }
   e = exp - 1023 + 15;
   if (e >= 31) return sign | 0x7c00;

@@ -49,6 +49,26 @@ static int same_at_precision(double a, double b, int bits) {
   return a == b;
 }
 
+/* Replace the p-digit "%e" text in sci (room for 40 bytes) by the p-digit
+** decimal one unit of its last digit away in magnitude (dir +1 or -1). */
+static void sci_neighbour(char *sci, int p, int dir) {
+  uint64_t m = 0, lo = 1, hi;
+  const char *q = sci;
+  char digits[24];
+  int neg = 0, e, k;
+  if (*q == '-') neg = 1, q++;
+  for (; *q && *q != 'e'; q++)
+    if (*q != '.') m = m * 10 + (uint64_t)(*q - '0');
+  e = atoi(q + 1);
+  for (k = 1; k < p; k++) lo *= 10;
+  hi = lo * 10;
+  m = dir > 0 ? m + 1 : m - 1;
+  if (m >= hi) m = lo, e++;
+  if (m < lo) m = hi - 1, e--;
+  snprintf(digits, sizeof(digits), "%llu", (unsigned long long)m);
+  snprintf(sci, 40, "%s%c%s%se%+03d", neg ? "-" : "", digits[0], p > 1 ? "." : "", digits + 1, e);
+}
+
 void json_format_float(char *out, double v, int bits) {
   int p, maxp = bits == 16 ? 5 : bits == 32 ? 9 : 17, exp10;
   char sci[40];
@@ -60,19 +80,51 @@ void json_format_float(char *out, double v, int bits) {
     strcpy(out, v > 0 ? "inf" : "-inf");
     return;
   }
-  /* Fewest significant digits that read back to the same value. */
+  /* Fewest significant digits that read back to the same value: at each
+  ** length the nearest decimal, else its neighbour on the other side of v
+  ** (at a power of two the rounding interval is lopsided, so the nearest
+  ** can miss where the other one reads back: float16 2^-6 is 0.01563). */
   for (p = 1; p < maxp; p++) {
+    double back;
     snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+    back = strtod(sci, NULL);
+    if (same_at_precision(back, v, bits)) break;
+    sci_neighbour(sci, p, fabs(back) < fabs(v) ? 1 : -1);
     if (same_at_precision(strtod(sci, NULL), v, bits)) break;
   }
-  snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
-  exp10 = atoi(strchr(sci, 'e') + 1);
-  /* Python's repr: positional for 1e-4 <= |v| < 1e16, else exponent. */
-  if (exp10 >= -4 && exp10 < 16) {
-    snprintf(out, 32, "%.*f", p - 1 - exp10 > 0 ? p - 1 - exp10 : 0, v);
-    if (!strchr(out, '.')) strcat(out, ".0");
+  if (p == maxp) snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+  /* NumPy's repr of the scalar (Python's repr for float64): positional for
+  ** 1e-4 <= |v| < 1e16 (decided on the value itself) and zero, with the
+  ** shortest digits padded by zeros (float16 65504 -> "65500.0", float32
+  ** 123456789 -> "123456790.0"); exponent form otherwise, as "%e" gives it
+  ** ("1.5e-07", sign and at least two digits). */
+  if (v == 0 || (fabs(v) >= 1e-4 && fabs(v) < 1e16)) {
+    char digits[24];
+    const char *q = sci;
+    char *o = out;
+    int nd = 0, k;
+    if (*q == '-') *o++ = *q++;
+    for (; *q && *q != 'e'; q++)
+      if (*q != '.') digits[nd++] = *q;
+    exp10 = atoi(q + 1);
+    if (exp10 < 0) {
+      *o++ = '0';
+      *o++ = '.';
+      for (k = 0; k < -exp10 - 1; k++) *o++ = '0';
+      memcpy(o, digits, (size_t)nd);
+      o += nd;
+    } else {
+      for (k = 0; k <= exp10; k++) *o++ = k < nd ? digits[k] : '0';
+      *o++ = '.';
+      if (nd > exp10 + 1) {
+        memcpy(o, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
+        o += nd - exp10 - 1;
+      } else {
+        *o++ = '0';
+      }
+    }
+    *o = 0;
   } else {
-    /* "1.5e-07" -> "1.5e-07" as Python prints it (sign and two+ digits). */
     strcpy(out, sci);
   }
 }
@@ -319,6 +371,12 @@ static int store_leaf(jscan *j, const jleaf *leaf, dt_dtype d, unsigned char *ds
   char kind = dt_kind(d.type);
   leaf_value(leaf, &v);
   if (kind == DT_KIND_INT || kind == DT_KIND_UINT) {
+    /* An integer literal beyond int64/uint64 must not be rounded into range
+    ** through its double (-9223372036854775809 would become INT64_MIN). */
+    if (leaf->kind == LEAF_INT && v.kind == DT_KIND_FLOAT) {
+      return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is out of range for %s",
+                        (unsigned long long)leaf->at, dt_type_name(d.type));
+    }
     if (v.kind == DT_KIND_FLOAT) {
       if (v.re != v.re || isinf(v.re) || v.re != trunc(v.re)) {
         j->pos = leaf->at;
@@ -343,7 +401,8 @@ typedef struct jshape {
   int ndim; /* -1 until known */
   int64_t shape[NPY_MAX_DIMS + 1];
   uint64_t leaves;
-  int any_float, any_int, any_bool, int_beyond_int64;
+  int any_float, any_int, any_bool;
+  int int_in_int64, int_beyond_int64, int_beyond_uint64;
 } jshape;
 
 /* One pass over the text. With dst == NULL it learns the shape; otherwise it
@@ -399,7 +458,10 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
       jleaf leaf;
       if ((rc = js_leaf(j, &leaf)) != CODEC_OK) return rc;
       if (sh->ndim < 0) sh->ndim = depth;
-      else if (depth != sh->ndim) return js_fail(j, "ragged nested lists (a number where a list belongs)");
+      else if (depth != sh->ndim) {
+        j->pos = leaf.at; /* point at the number, not past it */
+        return js_fail(j, "ragged nested lists (a number where a list belongs)");
+      }
       if (depth > 0) count[depth - 1]++;
       expect_value = 0;
       if (!dst) {
@@ -407,7 +469,9 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
         if (leaf.kind == LEAF_BOOL) sh->any_bool = 1;
         else if (leaf.kind == LEAF_INT) {
           sh->any_int = 1;
-          if (leaf.mag_overflow || leaf.mag > (uint64_t)INT64_MAX + leaf.negative) sh->int_beyond_int64 = 1;
+          if (leaf.mag_overflow || (leaf.negative && leaf.mag > (uint64_t)INT64_MAX + 1)) sh->int_beyond_uint64 = 1;
+          else if (!leaf.negative && leaf.mag > (uint64_t)INT64_MAX) sh->int_beyond_int64 = 1;
+          else sh->int_in_int64 = 1;
         } else sh->any_float = 1;
       } else if (is_complex) {
         /* leaves alternate re, im within each innermost pair */
@@ -441,9 +505,14 @@ int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int 
   uint64_t numel = 1, nbytes;
   unsigned char *dst;
   memset(&sh, 0, sizeof(sh));
+  if (!has_dtype) *d = dt_native(DT_FLOAT64); /* *d is an output then: never read it */
   if ((rc = js_walk(&j, &sh, *d, NULL)) != CODEC_OK) return rc;
   if (!has_dtype) {
-    if (sh.any_float || sh.int_beyond_int64) *d = dt_native(DT_FLOAT64);
+    /* np.array: integers all beyond int64 but within uint64 make uint64;
+    ** mixed with int64 values, or beyond uint64, they make float64 (NumPy
+    ** would make an object array of the latter). */
+    if (sh.any_float || sh.int_beyond_uint64 || (sh.int_beyond_int64 && sh.int_in_int64)) *d = dt_native(DT_FLOAT64);
+    else if (sh.int_beyond_int64) *d = dt_native(DT_UINT64);
     else if (sh.any_int) *d = dt_native(DT_INT64);
     else if (sh.any_bool) *d = dt_native(DT_BOOL);
     else *d = dt_native(DT_FLOAT64); /* np.array([]) is float64 */

@@ -38,8 +38,8 @@ void json_put_array(ar_buf *out, const unsigned char *cdata, dt_dtype d, int ndi
 int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err);
 
 /* Parse nested JSON lists of numbers into a C-order payload of dtype *d.
-** When has_dtype is 0 the dtype is inferred (bool, int64 or float64, as
-** np.array would) and stored in *d. Complex dtypes take [re, im] pairs as the
+** When has_dtype is 0 the dtype is inferred (bool, int64, uint64 or float64,
+** as np.array would) and stored in *d. Complex dtypes take [re, im] pairs as the
 ** innermost lists. The payload is appended to out (native byte order unless
 ** d says otherwise); shape is returned in ndim/shape. */
 int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim,

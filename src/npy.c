@@ -109,12 +109,9 @@ static int hdr_sequence(hdr_cursor *c, pyval *v, char close, int is_dict, int de
     if (item.kind == PV_INT && item.int_overflow) v->any_overflow = 1;
     v->nitems++;
   }
-  /* "(x)" is just x in Python; only "(x,)" or "()" or "(x, y)" is a tuple. */
-  if (close == ')' && v->nitems == 1 && !saw_comma) v->kind = item.kind == PV_INT ? PV_INT : PV_OTHER;
-  if (v->kind == PV_INT) {
-    v->i = item.i;
-    v->int_overflow = item.int_overflow;
-  }
+  /* "(x)" is just x in Python (so "((2, 3))" is the tuple (2, 3) and "(3)"
+  ** the integer 3); only "(x,)", "()" or "(x, y)" make a tuple. */
+  if (close == ')' && v->nitems == 1 && !saw_comma) *v = item;
   return CODEC_OK;
 }
 
@@ -243,8 +240,9 @@ static int hdr_parse_dict(hdr_cursor *c, npy_array *a) {
       shape = val;
       have_shape = 1;
     } else if (key.kind == PV_STR) {
-      return codec_fail(c->err, CODEC_CORRUPT, "header has unexpected key '%.*s'",
-                        (int)(key.slen > 40 ? 40 : key.slen), key.s);
+      char q[CODEC_QUOTE_MAX];
+      return codec_fail(c->err, CODEC_CORRUPT, "header has unexpected key '%s'",
+                        codec_quote(q, sizeof(q), key.s, key.slen));
     } else {
       return codec_fail(c->err, CODEC_CORRUPT, "header has a key that is not a string");
     }
@@ -301,7 +299,7 @@ int npy_shape_numel(int ndim, const int64_t *shape, uint64_t *numel, codec_err *
       *numel = 0;
       return CODEC_OK;
     }
-  if (overflow) return codec_fail(err, CODEC_TOOBIG, "shape has more than 2^64 elements");
+  if (overflow) return codec_fail(err, CODEC_CORRUPT, "shape has more than 2^64 elements");
   *numel = n;
   return CODEC_OK;
 }
@@ -347,7 +345,7 @@ int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err
 
   if ((rc = npy_shape_numel(a->ndim, a->shape, &a->numel, err)) != CODEC_OK) return rc;
   if (size_mul(a->numel, dt_size(a->dtype.type), &a->nbytes)) {
-    return codec_fail(err, CODEC_TOOBIG, "shape has more bytes than fit in 64 bits");
+    return codec_fail(err, CODEC_CORRUPT, "shape has more bytes than fit in 64 bits");
   }
   a->header_len = start + hlen;
   avail = n - a->header_len;

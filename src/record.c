@@ -95,8 +95,9 @@ static int pb_len(pb_reader *r, const pb_ctx *ctx, uint64_t *start, uint64_t *le
   return CODEC_OK;
 }
 
-/* Skip one field of an unknown number; groups are skipped to their end. */
-static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth) {
+/* Skip one field of an unknown number; groups are skipped to their end.
+** tag_at is where the field's tag starts, for messages. */
+static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, uint64_t tag_at) {
   uint64_t at = r->pos, v, s, len;
   int rc;
   switch (wt) {
@@ -113,20 +114,20 @@ static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int 
     case WT_LEN:
       return pb_len(r, ctx, &s, &len);
     case WT_SGROUP:
-      if (depth >= PB_MAX_GROUP_DEPTH) return pb_error(ctx, CODEC_CORRUPT, "record blob nests groups too deeply", at);
+      if (depth >= PB_MAX_GROUP_DEPTH) return pb_error(ctx, CODEC_CORRUPT, "record blob nests groups too deeply", tag_at);
       for (;;) {
-        uint64_t f;
+        uint64_t f, inner_at = r->pos;
         int w;
         if (r->pos >= r->end) return pb_error(ctx, CODEC_CORRUPT, "record blob truncated inside a group", r->end);
         if ((rc = pb_tag(r, ctx, &f, &w)) != CODEC_OK) return rc;
         if (w == WT_EGROUP) {
-          if (f != field) return pb_error(ctx, CODEC_CORRUPT, "record blob has a mismatched end-group", at);
+          if (f != field) return pb_error(ctx, CODEC_CORRUPT, "record blob has a mismatched end-group", inner_at);
           return CODEC_OK;
         }
-        if ((rc = pb_skip(r, ctx, f, w, depth + 1)) != CODEC_OK) return rc;
+        if ((rc = pb_skip(r, ctx, f, w, depth + 1, inner_at)) != CODEC_OK) return rc;
       }
     default: /* WT_EGROUP without a start */
-      return pb_error(ctx, CODEC_CORRUPT, "record blob has an unexpected end-group", at);
+      return pb_error(ctx, CODEC_CORRUPT, "record blob has an unexpected end-group", tag_at);
   }
 }
 
@@ -193,7 +194,7 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, ar_
       dst->p = blob + s;
       dst->n = len;
     } else {
-      if ((rc = pb_skip(&r, ctx, field, wt, 0)) != CODEC_OK) return rc;
+      if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) return rc;
     }
   }
   return CODEC_OK;
@@ -225,7 +226,7 @@ static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, ar_i
       } else if ((rc = pb_array(blob, s, s + len, it, ctx, NULL)) != CODEC_OK) {
         return rc;
       }
-    } else if ((rc = pb_skip(&r, ctx, field, wt, 0)) != CODEC_OK) {
+    } else if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) {
       return rc;
     }
   }
@@ -253,7 +254,7 @@ int ar_item_shape(const ar_item *item, int64_t *shape) {
     if (field == 2 && wt == WT_LEN) {
       if (pb_len(&r, &ctx, &s, &len) != CODEC_OK) break;
       if (pb_array(item->msg.p, s, s + len, &scratch, &ctx, shape) != CODEC_OK) break;
-    } else if (pb_skip(&r, &ctx, field, wt, 0) != CODEC_OK) {
+    } else if (pb_skip(&r, &ctx, field, wt, 0, 0) != CODEC_OK) {
       break;
     }
   }
@@ -321,6 +322,31 @@ static int check_unique_keys(const ar_record *rec, codec_err *err) {
   return rc;
 }
 
+/* An item whose length runs past the end of the blob: find its key among
+** the bytes that are there (the last complete key field, as parsing would),
+** so the message can name it. Returns 1 and sets it->key when found. */
+static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64_t n, ar_item *it) {
+  pb_reader r = {blob, len_at, n};
+  pb_ctx quiet = {NULL, -1, NULL};
+  uint64_t len, field, s;
+  int wt, found = 0;
+  if (pb_varint(&r, &len) != PB_OK) return 0;
+  while (r.pos < r.end) {
+    uint64_t at = r.pos;
+    if (pb_tag(&r, &quiet, &field, &wt) != CODEC_OK) break;
+    if (field == 1 && wt == WT_LEN) {
+      if (pb_len(&r, &quiet, &s, &len) != CODEC_OK) break;
+      if (!ar_utf8_valid(blob + s, len)) break;
+      it->key.p = blob + s;
+      it->key.n = len;
+      found = 1;
+    } else if (pb_skip(&r, &quiet, field, wt, 0, at) != CODEC_OK) {
+      break;
+    }
+  }
+  return found;
+}
+
 int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
   pb_reader r = {blob, 0, n};
   pb_ctx ctx = {err, -1, NULL};
@@ -336,11 +362,20 @@ int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec
       ar_item *it;
       ctx.item = rec->n;
       if (wt != WT_LEN) return pb_wrong_type(&ctx, "ArrayRecord.items", wt, at);
-      if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) return rc;
+      s = r.pos;
+      if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) {
+        ar_item partial;
+        memset(&partial, 0, sizeof(partial));
+        if (rc == CODEC_CORRUPT && peek_truncated_key(blob, s, n, &partial)) {
+          ctx.cur = &partial;
+          return pb_error(&ctx, CODEC_CORRUPT, "record blob truncated", n);
+        }
+        return rc;
+      }
       if (!(it = record_push(rec))) return codec_fail(err, CODEC_NOMEM, "out of memory");
       if ((rc = pb_item(blob, s, s + len, it, &ctx)) != CODEC_OK) return rc;
       it->offset = at;
-    } else if ((rc = pb_skip(&r, &ctx, field, wt, 0)) != CODEC_OK) {
+    } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {
       return rc;
     }
   }
@@ -365,26 +400,8 @@ int ar_item_is_numpy(const ar_item *item) {
 int ar_utf8_valid(const unsigned char *s, uint64_t n) {
   uint64_t i = 0;
   while (i < n) {
-    unsigned char c = s[i];
-    uint64_t len;
-    uint32_t cp;
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-    else return 0;
-    if (len > n - i) return 0;
-    for (uint64_t k = 1; k < len; k++) {
-      if ((s[i + k] & 0xc0) != 0x80) return 0;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    /* overlong forms, surrogates, beyond U+10FFFF */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return 0;
+    size_t len = codec_utf8_seq(s + i, n - i);
+    if (!len) return 0;
     i += len;
   }
   return 1;
@@ -397,29 +414,7 @@ uint64_t ar_utf8_length(const unsigned char *s, uint64_t n) {
 }
 
 const char *ar_quote_key(char *out, size_t cap, const unsigned char *key, uint64_t n) {
-  size_t limit = cap > 16 ? cap - 4 : 0, o = 0;
-  uint64_t i = 0;
-  if (limit > 48) limit = 48;
-  while (i < n) {
-    unsigned char c = key[i];
-    size_t len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-    if (len > n - i) len = (size_t)(n - i);
-    if (o + len > limit) {
-      memcpy(out + o, "...", 3);
-      o += 3;
-      break;
-    }
-    if (c < 0x20 || c == 0x7f) {
-      out[o++] = '?';
-      i++;
-      continue;
-    }
-    memcpy(out + o, key + i, len);
-    o += len;
-    i += len;
-  }
-  out[o] = 0;
-  return out;
+  return codec_quote(out, cap, key, n);
 }
 
 /* --- writing ------------------------------------------------------------------ */

@@ -83,8 +83,9 @@ void ar_write_item(ar_buf *out, const ar_item_spec *spec);
 /* A spec that re-encodes a parsed item as is (shape must hold AR_MAX_DIMS). */
 void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape);
 
-/* Quote a key for an error message: printable, at most ~48 bytes, never
-** cutting a UTF-8 sequence. Returns out. */
+/* Quote a key for an error message (codec_quote): printable UTF-8, at most
+** ~48 bytes, never cutting a character, even for a key that is not UTF-8.
+** Returns out. */
 const char *ar_quote_key(char *out, size_t cap, const unsigned char *key, uint64_t n);
 #define AR_QUOTE_MAX 64
 

@@ -66,10 +66,8 @@ static void npy_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if ((rc = sql_arg_text(ctx, argv[2], 2, "a JSON shape", &shape_text, &shape_len)) <= 0) return;
     if (json_parse_shape(shape_text, shape_len, &ndim, shape, &err)) { sql_error(ctx, "%s", err.msg); return; }
   }
-  if ((rc = npy_shape_numel(ndim, shape, &numel, &err)) != CODEC_OK ||
-      size_mul(numel, dt_size(d.type), &nbytes)) {
-    { sqlite3_result_error_toobig(ctx); return; }
-  }
+  if ((rc = npy_shape_numel(ndim, shape, &numel, &err)) != CODEC_OK) { sql_error(ctx, "%s", err.msg); return; }
+  if (size_mul(numel, dt_size(d.type), &nbytes)) { sql_error(ctx, "shape has more bytes than fit in 64 bits"); return; }
   if (nbytes != raw_len) {
     char name[DT_NAME_MAX];
     dt_name(d, name);
@@ -187,7 +185,7 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       break;
     }
     default:
-      rc = codec_fail(&err, CODEC_CORRUPT, "not a BLOB");
+      rc = sql_blob_type_problem(&err, argv[0], 0, "a .npy"); /* the text npy_dtype etc. raise */
       break;
   }
   if (want_error) {

@@ -138,7 +138,7 @@ static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
       for (i = 0; rc == CODEC_OK && i < rec.n; i++) rc = array_validate(&rec.items[i], i, &err);
       break;
     }
-    default: rc = codec_fail(&err, CODEC_CORRUPT, "not a BLOB"); break;
+    default: rc = sql_blob_type_problem(&err, argv[0], 0, "a record"); break; /* as ar_len etc. raise */
   }
   ar_record_clear(&rec);
   if (rc == CODEC_NOMEM) { sqlite3_result_error_nomem(ctx); return; }

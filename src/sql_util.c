@@ -91,12 +91,19 @@ static const char *type_name(int t) {
 
 static const unsigned char empty_blob[1] = {0};
 
+int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what) {
+  return codec_fail(err, CODEC_CORRUPT, "argument %d must be %s BLOB, got %s", argi + 1, what,
+                    type_name(sqlite3_value_type(v)));
+}
+
 int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
                  const unsigned char **p, uint64_t *n) {
   int t = sqlite3_value_type(v);
   if (t == SQLITE_NULL) return 0;
   if (t != SQLITE_BLOB) {
-    sql_error(ctx, "argument %d must be %s BLOB, got %s", argi + 1, what, type_name(t));
+    codec_err err;
+    sql_blob_type_problem(&err, v, argi, what);
+    sql_error(ctx, "%s", err.msg);
     return -1;
   }
   *p = sqlite3_value_blob(v);
@@ -170,6 +177,12 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
   *n = (uint64_t)sqlite3_value_bytes(v);
   if (!*p) {
     sqlite3_result_error_nomem(ctx);
+    return -1;
+  }
+  /* Record keys are protobuf strings: a key that is not UTF-8 would make a
+  ** record that neither we nor Flower can read back. */
+  if (!ar_utf8_valid(*p, *n)) {
+    sql_error(ctx, "argument %d is not valid UTF-8 text", argi + 1);
     return -1;
   }
   return 1;

@@ -55,6 +55,10 @@ void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape);
 ** (the result is left NULL), -1 after reporting an error. */
 int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
                  const unsigned char **p, uint64_t *n);
+/* The problem sql_arg_blob reports for a non-BLOB value ("argument 1 must be
+** a .npy BLOB, got text"), into err; for npy_error, ar_error and friends,
+** which report instead of raising. Returns CODEC_CORRUPT. */
+int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what);
 int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
                  uint64_t *n);
 int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);

@@ -107,8 +107,10 @@ static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   }
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK; /* NULL record: no rows */
   if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+    codec_err why;
+    sql_blob_type_problem(&why, argv[0], 0, "a record"); /* as the scalar functions say it */
     sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: argument must be a record BLOB");
+    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: %s", why.msg);
     return SQLITE_ERROR;
   }
   p = sqlite3_value_blob(argv[0]);

@@ -87,8 +87,10 @@ static int each_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr
   }
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK;
   if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+    codec_err why;
+    sql_blob_type_problem(&why, argv[0], 0, "a .npy"); /* as the scalar functions say it */
     sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: argument must be a .npy BLOB");
+    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: %s", why.msg);
     return SQLITE_ERROR;
   }
   p = sqlite3_value_blob(argv[0]);

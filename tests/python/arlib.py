@@ -5,6 +5,7 @@ tests can check our bytes against a second implementation as well as
 against the vectors made by Flower itself.
 """
 import io
+import re
 import json
 import os
 import sqlite3
@@ -98,3 +99,189 @@ def count_bytes(items):
         data = npy_bytes(value) if isinstance(value, np.ndarray) else value[3]
         total += len(data) + len(key)
     return total
+
+
+def decode_record(blob):
+    """An independent reader of Flower's ArrayRecord protobuf: a list of
+    (key, dtype, shape, stype, data). Strict about what our writer must
+    produce (canonical fields), so tests can use it to check our bytes."""
+    def varint(buf, pos):
+        shift = value = 0
+        while True:
+            b = buf[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return value, pos
+
+    def fields(buf):
+        pos = 0
+        while pos < len(buf):
+            tag, pos = varint(buf, pos)
+            num, wt = tag >> 3, tag & 7
+            if wt == 2:
+                n, pos = varint(buf, pos)
+                yield num, wt, bytes(buf[pos:pos + n])
+                pos += n
+            elif wt == 0:
+                v, pos = varint(buf, pos)
+                yield num, wt, v
+            else:
+                raise ValueError(f"unexpected wire type {wt}")
+
+    items = []
+    for num, wt, item in fields(blob):
+        assert (num, wt) == (1, 2)
+        key, value = "", b""
+        for inum, iwt, payload in fields(item):
+            if inum == 1:
+                key = payload.decode("utf-8")
+            elif inum == 2:
+                value = payload
+        dtype, shape, stype, data = "", [], "", b""
+        for anum, awt, payload in fields(value):
+            if anum == 1:
+                dtype = payload.decode("utf-8")
+            elif anum == 2 and awt == 2:
+                p = 0
+                while p < len(payload):
+                    d, p = varint(payload, p)
+                    shape.append(d)
+            elif anum == 2:
+                shape.append(payload)
+            elif anum == 3:
+                stype = payload.decode("utf-8")
+            elif anum == 4:
+                data = payload
+        items.append((key, dtype, shape, stype, data))
+    return items
+
+
+def one(con, sql, *args):
+    """The single value a query returns."""
+    return con.execute(sql, args).fetchone()[0]
+
+
+def error_of(con, sql, *args):
+    """The message of the error a query raises (AssertionError if none)."""
+    try:
+        con.execute(sql, args).fetchall()
+    except sqlite3.Error as e:
+        return str(e)
+    raise AssertionError(f"no error from {sql!r}")
+
+
+def json_values(obj):
+    """arr.tolist() as npy_to_json writes it: NaN and infinities as the
+    strings "NaN", "Infinity", "-Infinity", complex as [re, im]."""
+    if isinstance(obj, list):
+        return [json_values(x) for x in obj]
+    if isinstance(obj, complex):
+        return [json_values(obj.real), json_values(obj.imag)]
+    if isinstance(obj, float):
+        if obj != obj:
+            return "NaN"
+        if obj in (float("inf"), float("-inf")):
+            return "Infinity" if obj > 0 else "-Infinity"
+    return obj
+
+
+# Every dtype we support, as NumPy type strings in both byte orders.
+NUMERIC_TYPES = ["b1", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16"]
+
+
+def all_dtypes():
+    """np.dtype objects of every supported type, little- and big-endian."""
+    out = []
+    for t in NUMERIC_TYPES:
+        for order in "<>":
+            d = np.dtype(order + t)
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def random_array(rng, dtype, shape):
+    """Random values covering the dtype's range (extremes included)."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    if dtype.kind == "b":
+        flat = rng.integers(0, 2, n).astype(bool)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        flat = rng.integers(info.min, info.max, n, dtype=dtype.newbyteorder("="), endpoint=True)
+        if n >= 2:
+            flat[0], flat[1] = info.min, info.max
+    elif dtype.kind == "f":
+        with np.errstate(over="ignore"):  # float16 overflows to inf: wanted
+            flat = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)).astype(dtype.newbyteorder("="))
+    else:
+        part = np.dtype("f%d" % (dtype.itemsize // 2))
+        flat = rng.standard_normal(n).astype(part) + 1j * rng.standard_normal(n).astype(part)
+    return np.asarray(flat, dtype=dtype).reshape(shape)
+
+
+def assert_json_is_array(text, arr, what=""):
+    """npy_to_json's text is arr: nested lists of arr's shape whose numbers,
+    read back at arr's precision, are arr's values bit for bit (NaN/Inf as
+    strings, complex as [re, im]); each float is written with the fewest
+    digits that read back, as NumPy's repr of the scalar type prints it."""
+    decoded = json.loads(text)
+    specials = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+    def leaves(obj, depth):
+        if depth == arr.ndim:
+            return [obj]
+        assert isinstance(obj, list), (what, obj)
+        return [x for o in obj for x in leaves(o, depth + 1)]
+
+    def shape_of(obj, depth):
+        if depth == arr.ndim:
+            return []
+        return [len(obj)] + (shape_of(obj[0], depth + 1) if obj else [0] * (arr.ndim - depth - 1))
+
+    if arr.size == 0:  # arr.tolist(): nested lists down to the first 0-length axis
+        assert decoded == arr.tolist(), (what, text)
+        return
+    assert tuple(shape_of(decoded, 0)) == arr.shape, (what, text[:100])
+    flat = leaves(decoded, 0)
+    kind = arr.dtype.kind
+    native = arr.dtype.newbyteorder("=")
+    if kind == "c":
+        assert all(isinstance(v, list) and len(v) == 2 for v in flat), what
+        values = [complex(specials.get(re, re), specials.get(im, im)) for re, im in flat]
+    elif kind == "b":
+        assert all(isinstance(v, bool) for v in flat), what
+        values = flat
+    elif kind in "iu":
+        assert all(isinstance(v, int) and not isinstance(v, bool) for v in flat), what
+        values = flat
+    else:
+        assert all(isinstance(v, float) or v in specials for v in flat), what
+        values = [specials.get(v, v) if isinstance(v, str) else v for v in flat]
+    got = np.array(values, dtype=native).reshape(arr.shape)
+    want = np.array(arr, dtype=native, order="C")
+    assert got.tobytes() == want.tobytes() or (kind in "fc" and _nan_equal(got, want)), (what, text[:200])
+    # the digits: NumPy's repr of each float at its own precision
+    if kind in "fc" and arr.size:
+        part = np.dtype("f%d" % (native.itemsize // (2 if kind == "c" else 1)))
+        reprs = []
+        for v in np.ravel(want):
+            for x in ([v.real, v.imag] if kind == "c" else [v]):
+                x = part.type(x)
+                reprs.append(None if not np.isfinite(x) else repr(x) if part.itemsize != 8 else repr(float(x)))
+        tokens = [t for t in re.findall(r'"[^"]*"|[-+0-9.eE]+', text)]
+        assert len(tokens) == len(reprs), what
+        for tok, r in zip(tokens, reprs):
+            if r is not None:
+                assert tok == r, (what, tok, r)
+
+
+def _nan_equal(a, b):
+    """Equal as numbers (NaN == NaN whatever its sign and payload, which JSON
+    cannot carry; -0.0 != 0.0)."""
+    def sign(x):
+        return np.where(np.isnan(x), False, np.signbit(x))
+    return (np.array_equal(a, b, equal_nan=True) and np.array_equal(sign(a.real), sign(b.real))
+            and np.array_equal(sign(np.imag(a)), sign(np.imag(b))))
