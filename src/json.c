@@ -188,6 +188,15 @@ void json_put_array(ar_buf *out, const unsigned char *cdata, dt_dtype d, int ndi
     idx[k] = 0;
   }
   if (numel == 0) {
+    /* At least 2 bytes per innermost "[]": refuse at once what cannot fit
+    ** instead of writing up to the limit (shape (2^40, 2^40, 0)). */
+    uint64_t lists = 1;
+    for (k = 0; k < ndim && shape[k] != 0; k++) {
+      if (size_mul(lists, (uint64_t)shape[k], &lists) || lists > out->limit / 2) {
+        out->rc = CODEC_TOOBIG;
+        return;
+      }
+    }
     json_put_empty(out, ndim, shape);
     return;
   }

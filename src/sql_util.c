@@ -11,11 +11,22 @@ SQLITE_EXTENSION_INIT3
 
 #include "json.h"
 
+/* Scalar functions go through here: a NULL argument gives a NULL result
+** before anything else is looked at (so `f(bad, NULL)` is NULL, not an
+** error), then the entry's own xFunc runs. */
+static void sql_dispatch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  int i;
+  for (i = 0; i < argc; i++) {
+    if (sqlite3_value_type(argv[i]) == SQLITE_NULL) return;
+  }
+  SQL_ENTRY(ctx)->xFunc(ctx, argc, argv);
+}
+
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
   int i, rc;
   for (i = 0; i < count; i++) {
     rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs, SQL_PURE, (void *)&fns[i],
-                                    fns[i].xFunc, fns[i].xStep, fns[i].xFinal, NULL);
+                                    fns[i].xFunc ? sql_dispatch : NULL, fns[i].xStep, fns[i].xFinal, NULL);
     if (rc != SQLITE_OK) {
       if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", fns[i].name, sqlite3_errstr(rc));
       return rc;

@@ -34,7 +34,8 @@ typedef struct sql_function {
 } sql_function;
 
 /* Register a table of functions (user data = the entry, which must outlive
-** the connection: keep tables static); on failure sets
+** the connection: keep tables static). A scalar function returns NULL when
+** any argument is NULL, without its xFunc being called. On failure sets
 ** *pzErrMsg naming the function that failed. */
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
 

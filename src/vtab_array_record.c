@@ -41,6 +41,7 @@ enum {
 typedef struct ar_cursor {
   sqlite3_vtab_cursor base;
   ar_record rec;
+  ar_span arg; /* the argument BLOB, read back by the hidden column */
   int row;
 } ar_cursor;
 
@@ -116,7 +117,9 @@ static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   p = sqlite3_value_blob(argv[0]);
   n = (uint64_t)sqlite3_value_bytes(argv[0]);
   if (!p && n) return SQLITE_NOMEM;
-  rc = ar_record_parse(&cur->rec, p ? p : (const unsigned char *)"", n, &err);
+  cur->arg.p = p ? p : (const unsigned char *)"";
+  cur->arg.n = n;
+  rc = ar_record_parse(&cur->rec, cur->arg.p, n, &err);
   if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
   if (rc) {
     cur->rec.n = 0;
@@ -163,7 +166,7 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
         sqlite3_result_int64(ctx, (sqlite3_int64)numel);
       break; /* NULL when the product does not fit */
     }
-    default: break; /* the hidden argument reads back as NULL */
+    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
   }
   return SQLITE_OK;
 }

@@ -25,7 +25,8 @@ enum { COL_I, COL_IDX, COL_VALUE, COL_NPY };
 typedef struct each_cursor {
   sqlite3_vtab_cursor base;
   npy_array a;
-  int have; /* a parsed array is present */
+  ar_span arg; /* the argument BLOB, read back by the hidden column */
+  int have;    /* a parsed array is present */
   uint64_t i;
 } each_cursor;
 
@@ -96,6 +97,8 @@ static int each_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr
   p = sqlite3_value_blob(argv[0]);
   n = (uint64_t)sqlite3_value_bytes(argv[0]);
   if (!p && n) return SQLITE_NOMEM;
+  cur->arg.p = p ? p : (const unsigned char *)"";
+  cur->arg.n = n;
   rc = npy_parse(p ? p : (const unsigned char *)"", n, &cur->a, &err);
   if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
   if (rc) {
@@ -144,7 +147,7 @@ static int each_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
       sql_result_shape(ctx, a->ndim, idx); /* same JSON form as a shape */
       break;
     }
-    default: break;
+    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
   }
   return SQLITE_OK;
 }

@@ -9,7 +9,7 @@ SELECT count(*) FROM array_record(NULL);
 -- data is the stored bytes: .npy for numpy.ndarray items
 SELECT key, npy_shape(data) = shape, npy_dtype(data) = dtype FROM array_record(readfile('tests/data/records/mlp_dict.pb'));
 -- the hidden argument column reads back as NULL
-SELECT rec IS NULL FROM array_record(readfile('tests/data/records/list_3.pb')) LIMIT 1;
+SELECT rec = readfile('tests/data/records/list_3.pb') FROM array_record(readfile('tests/data/records/list_3.pb')) LIMIT 1;
 -- an item of 64 dimensions, and one whose numel is huge but empty
 SELECT key, ndim, numel, nbytes FROM array_record(ar('d64', npy(x'', 'f4', '[' || (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 63) SELECT group_concat('1', ',') FROM c) || ',0]'),
                                                      'big', npy(x'', 'u1', '[2147483647, 2147483647, 2147483647, 0]')));
@@ -42,6 +42,7 @@ SELECT * FROM array_record(x'', x'');
 SELECT i, idx, value FROM npy_each(readfile('tests/data/npy/fortran_2d_f4.npy'));
 SELECT i, idx, value, typeof(value) FROM npy_each(readfile('tests/data/npy/dtype_le_c8.npy'));
 SELECT i, idx, value, typeof(value) FROM npy_each(readfile('tests/data/npy/special_f4.npy'));
+SELECT npy = readfile('tests/data/npy/scalar_f8.npy') FROM npy_each(readfile('tests/data/npy/scalar_f8.npy'));
 SELECT i, idx, value FROM npy_each(readfile('tests/data/npy/dtype_be_i8.npy')) WHERE i < 3;
 SELECT i, idx, value, typeof(value) FROM npy_each(readfile('tests/data/npy/dtype_le_u8.npy')) WHERE i < 2;
 SELECT i, idx, value FROM npy_each(readfile('tests/data/npy/dtype_na_b1.npy')) WHERE value;
