@@ -1,0 +1,79 @@
+-- sql/queries.sql — a cookbook of questions people ask of a federated
+-- experiment, over sql/schema.sql and sql/views.sql.
+--
+-- Each recipe starts with a "-- name:" line. Parameters are named; in the
+-- sqlite3 shell set them first, e.g.
+--   .param set :run 1
+--   .param set :round 3
+-- From Python pass a dict: con.execute(sql, {"run": 1, "round": 3}).
+
+-- name: layer_norm_jumps
+-- Which layer's weights jumped? The L2 norm of every layer of the global
+-- model per round, against the previous round; ratios above 1.5 first.
+WITH norms AS (
+  SELECT g.run, g.round, a.key, npy_norm(ar_get(g.rec, a.key)) AS norm
+  FROM global_models AS g, array_record(g.rec) AS a
+  WHERE g.run = :run
+), steps AS (
+  SELECT run, round, key, norm,
+         lag(norm) OVER (PARTITION BY run, key ORDER BY round) AS previous
+  FROM norms
+)
+SELECT round, key, round(previous, 4) AS previous, round(norm, 4) AS norm,
+       round(norm / previous, 2) AS ratio
+FROM steps
+WHERE previous > 0 AND norm / previous > 1.5
+ORDER BY ratio DESC;
+
+-- name: clients_against_consensus
+-- Which clients pull away from the consensus? Updates whose cosine to the
+-- server's aggregate update is negative, worst first.
+SELECT round, client, round(update_norm, 4) AS update_norm,
+       round(cosine_to_global_update, 4) AS cosine
+FROM client_update_stats
+WHERE run = :run AND cosine_to_global_update < 0
+ORDER BY cosine_to_global_update;
+
+-- name: largest_updates
+-- The largest client updates of a round, layer by layer.
+SELECT client, key, round(update_norm, 4) AS update_norm
+FROM layer_update_norms
+WHERE run = :run AND round = :round
+ORDER BY update_norm DESC
+LIMIT 5;
+
+-- name: export_layer
+-- Export one layer of a global model as a .npy file that numpy.load reads
+-- (writefile is the sqlite3 shell's; the file goes to the current directory).
+SELECT writefile(:key || '-round' || round || '.npy', ar_get(rec, :key)) AS bytes_written
+FROM global_models
+WHERE run = :run AND round = :round;
+
+-- name: diff_checkpoints
+-- What changed between two checkpoints? Per layer: L2 of the difference,
+-- largest absolute change, and whether they are equal within NumPy's
+-- allclose tolerances.
+SELECT s.key, round(s.l2, 6) AS l2_of_difference,
+       round(max(abs(s.min), abs(s.max)), 6) AS max_abs_change,
+       npy_allclose(ar_get(b.rec, s.key), ar_get(a.rec, s.key)) AS allclose
+FROM global_models AS a, global_models AS b, ar_stats(ar_sub(b.rec, a.rec)) AS s
+WHERE a.run = :run AND a.round = :round_a AND b.run = :run AND b.round = :round_b
+ORDER BY s.l2 DESC;
+
+-- name: fedavg_check
+-- Recompute a round's FedAvg from the client updates and compare it with
+-- the global model the server stored.
+SELECT f.round, f.clients, f.num_examples,
+       ar_allclose(f.rec, g.rec, 1e-5, 1e-6) AS matches_stored_global_model
+FROM round_fedavg AS f
+JOIN global_models AS g USING (run, round)
+WHERE f.run = :run
+ORDER BY f.round;
+
+-- name: shrink_to_float16
+-- Shrink the stored global models of a run to float16 (floating arrays
+-- only; integer arrays keep their dtype). Bytes before and after:
+SELECT sum(length(rec)) AS bytes_before, sum(length(ar_cast(rec, 'float16'))) AS bytes_after
+FROM global_models WHERE run = :run;
+-- and to do it (uncomment):
+-- UPDATE global_models SET rec = ar_cast(rec, 'float16') WHERE run = :run;
