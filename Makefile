@@ -21,7 +21,7 @@ CODEC_SRC := src/buf.c src/dtype.c src/npy.c src/record.c src/keyset.c src/json.
 SQL_SRC   := src/alloc_sqlite.c src/sql_util.c src/sql_npy.c src/sql_record.c src/sql_build.c \
              src/vtab_array_record.c src/vtab_npy_each.c src/arrayrecord.c
 # Interop: Flower objects, safetensors, .npz (zlib is for .npz deflate only).
-CODEC_SRC += src/sha256.c src/json_read.c
+CODEC_SRC += src/sha256.c src/json_read.c src/flower_object.c
 HEADERS   := $(wildcard src/*.h)
 
 .PHONY: all test demo clean unit sqltests pytests host

@@ -67,6 +67,8 @@ int json_end(json_reader *r);
 
 /* Report a problem at the reader's position: "<what>: <problem> at byte N". */
 int json_fail(json_reader *r, const char *problem);
+/* The same, pointing at a key or value read earlier (its opening quote). */
+int json_fail_str(json_reader *r, const json_str *s, const char *problem);
 
 /* Append the decoded UTF-8 of a string (CODEC_OK, or the buffer's rc). */
 int json_unescape(const json_str *s, ar_buf *out);

@@ -49,6 +49,7 @@ void sha256_init(sha256_ctx *c) {
 
 void sha256_update(sha256_ctx *c, const void *data, uint64_t len) {
   const unsigned char *p = data;
+  if (!len) return; /* data may be NULL then */
   c->total += len;
   if (c->used) {
     size_t take = 64 - c->used;
@@ -99,7 +100,7 @@ void sha256(const void *data, uint64_t len, unsigned char digest[SHA256_DIGEST_S
   sha256_final(&c, digest);
 }
 
-void sha256_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char *out) {
+char *sha256_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char *out) {
   static const char hex[] = "0123456789abcdef";
   int i;
   for (i = 0; i < SHA256_DIGEST_SIZE; i++) {
@@ -107,6 +108,7 @@ void sha256_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char *out) {
     out[2 * i + 1] = hex[digest[i] & 15];
   }
   out[64] = 0;
+  return out;
 }
 
 static int hex_value(char ch) {

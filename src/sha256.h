@@ -26,8 +26,8 @@ void sha256_final(sha256_ctx *c, unsigned char digest[SHA256_DIGEST_SIZE]);
 /* One-shot digest of data[0..len). */
 void sha256(const void *data, uint64_t len, unsigned char digest[SHA256_DIGEST_SIZE]);
 
-/* Lowercase hex (hashlib's hexdigest) into out[SHA256_HEX_SIZE]. */
-void sha256_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char *out);
+/* Lowercase hex (hashlib's hexdigest) into out[SHA256_HEX_SIZE]; returns out. */
+char *sha256_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char *out);
 
 /* Parse 64 hex digits (either case) into a digest; 0 on success, -1 when
 ** the text is not exactly 64 hex digits. */
