@@ -22,6 +22,7 @@ SQL_SRC   := src/alloc_sqlite.c src/sql_util.c src/sql_npy.c src/sql_record.c sr
              src/vtab_array_record.c src/vtab_npy_each.c src/arrayrecord.c
 # Interop: Flower objects, safetensors, .npz (zlib is for .npz deflate only).
 CODEC_SRC += src/sha256.c src/json_read.c src/flower_object.c
+SQL_SRC   += src/sql_flower.c src/vtab_ar_objects.c
 HEADERS   := $(wildcard src/*.h)
 
 .PHONY: all test demo clean unit sqltests pytests host
