@@ -616,11 +616,12 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
       b->ndim = 0;
       if ((rc = json_begin(&r, '[')) != CODEC_OK) return rc;
       for (;;) {
-        uint64_t d;
+        uint64_t d, at;
         if ((rc = json_next(&r, &more)) != CODEC_OK || !more) break;
         if (b->ndim == AR_MAX_DIMS) return json_fail(&r, "too many dimensions");
+        at = r.pos;
         if ((rc = json_uint(&r, &d)) != CODEC_OK) return rc;
-        if (d > INT32_MAX) return json_fail(&r, "dimension does not fit Flower's int32 shape");
+        if (d > INT32_MAX) return json_fail_at(&r, at, "dimension does not fit Flower's int32 shape");
         b->shape[b->ndim++] = (int64_t)d;
       }
     }

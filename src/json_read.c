@@ -13,9 +13,12 @@ int json_fail(json_reader *r, const char *problem) {
                     (unsigned long long)(r->base + r->pos));
 }
 
+int json_fail_at(json_reader *r, uint64_t pos, const char *problem) {
+  return codec_fail(r->err, CODEC_CORRUPT, "%s: %s at byte %llu", r->what, problem, (unsigned long long)(r->base + pos));
+}
+
 int json_fail_str(json_reader *r, const json_str *s, const char *problem) {
-  return codec_fail(r->err, CODEC_CORRUPT, "%s: %s at byte %llu", r->what, problem,
-                    (unsigned long long)(r->base + (uint64_t)(s->p - r->s) - 1));
+  return json_fail_at(r, (uint64_t)(s->p - r->s) - 1, problem);
 }
 
 int json_reader_init(json_reader *r, const void *text, uint64_t n, uint64_t base, const char *what,

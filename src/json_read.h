@@ -67,7 +67,9 @@ int json_end(json_reader *r);
 
 /* Report a problem at the reader's position: "<what>: <problem> at byte N". */
 int json_fail(json_reader *r, const char *problem);
-/* The same, pointing at a key or value read earlier (its opening quote). */
+/* The same, pointing at an earlier position (r->pos as it was), or at a
+** key or value read earlier (its opening quote). */
+int json_fail_at(json_reader *r, uint64_t pos, const char *problem);
 int json_fail_str(json_reader *r, const json_str *s, const char *problem);
 
 /* Append the decoded UTF-8 of a string (CODEC_OK, or the buffer's rc). */
