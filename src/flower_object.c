@@ -194,15 +194,7 @@ void fo_tree_free(fo_tree *t) {
 
 static fo_object *push_object(fo_tree *t, int type, const unsigned char *id) {
   fo_object *o;
-  if (t->n == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 16;
-    fo_object *p;
-    if (cap > 0x3fffffff) return NULL;
-    p = ar_realloc(t->obj, (uint64_t)cap * sizeof(fo_object));
-    if (!p) return NULL;
-    t->obj = p;
-    t->cap = cap;
-  }
+  if (t->n == t->cap && ar_grow(&t->obj, &t->cap, sizeof(fo_object))) return NULL;
   o = &t->obj[t->n++];
   memset(o, 0, sizeof(*o));
   memcpy(o->id, id, SHA256_DIGEST_SIZE);
@@ -212,15 +204,7 @@ static fo_object *push_object(fo_tree *t, int type, const unsigned char *id) {
 }
 
 static int push_child(fo_tree *t, uint32_t index) {
-  if (t->nchild_total == t->child_cap) {
-    uint32_t cap = t->child_cap ? t->child_cap * 2 : 16;
-    uint32_t *p;
-    if (cap > 0x3fffffff) return CODEC_NOMEM;
-    p = ar_realloc(t->child, (uint64_t)cap * sizeof(uint32_t));
-    if (!p) return CODEC_NOMEM;
-    t->child = p;
-    t->child_cap = cap;
-  }
+  if (t->nchild_total == t->child_cap && ar_grow(&t->child, &t->child_cap, sizeof(uint32_t))) return CODEC_NOMEM;
   t->child[t->nchild_total++] = index;
   return CODEC_OK;
 }
@@ -480,13 +464,7 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
   e.len = n;
   buf_append(&s->arena, content, n);
   if (s->arena.rc) return buf_error(&s->arena, err);
-  if (s->n == s->cap) {
-    uint32_t cap = s->cap ? s->cap * 2 : 16;
-    fo_entry *p = cap > 0x3fffffff ? NULL : ar_realloc(s->e, (uint64_t)cap * sizeof(fo_entry));
-    if (!p) return codec_fail(err, CODEC_NOMEM, "out of memory");
-    s->e = p;
-    s->cap = cap;
-  }
+  if (s->n == s->cap && ar_grow(&s->e, &s->cap, sizeof(fo_entry))) return codec_fail(err, CODEC_NOMEM, "out of memory");
   s->e[s->n] = e;
   if (ar_keyset_put(&s->ids, id, SHA256_DIGEST_SIZE, (int)s->n)) return codec_fail(err, CODEC_NOMEM, "out of memory");
   s->n++;

@@ -211,28 +211,21 @@ static int member_item(const zip_entry *e, const unsigned char *data, ar_buf *ou
   char q[AR_QUOTE_MAX], dtname[DT_NAME_MAX];
   npy_array a;
   ar_item_spec spec;
-  int rc, k;
+  ar_span key, bytes;
+  int rc, big;
   if ((rc = npy_parse(data, e->usize, &a, err)) != CODEC_OK) {
     char msg[sizeof(err->msg)];
     memcpy(msg, err->msg, sizeof(msg));
     return codec_fail(err, rc, "member '%s': %s", member_name(e, q), msg);
   }
-  for (k = 0; k < a.ndim; k++)
-    if (a.shape[k] > INT32_MAX)
-      return codec_fail(err, CODEC_UNSUPPORTED, "member '%s': dimension %lld does not fit Flower's int32 shape",
-                        member_name(e, q), (long long)a.shape[k]);
-  memset(&spec, 0, sizeof(spec));
-  dt_name(a.dtype, dtname);
-  spec.key.p = e->name;
-  spec.key.n = e->name_len - 4; /* without ".npy" */
-  spec.dtype.p = (const unsigned char *)dtname;
-  spec.dtype.n = strlen(dtname);
-  spec.stype.p = (const unsigned char *)AR_STYPE_NUMPY;
-  spec.stype.n = sizeof(AR_STYPE_NUMPY) - 1;
-  spec.ndim = a.ndim;
-  spec.shape = a.shape;
-  spec.data.p = data;
-  spec.data.n = e->usize;
+  if ((big = array_dim_over_int32(a.ndim, a.shape)) >= 0)
+    return codec_fail(err, CODEC_UNSUPPORTED, "member '%s': dimension %lld does not fit Flower's int32 shape",
+                      member_name(e, q), (long long)a.shape[big]);
+  key.p = e->name;
+  key.n = e->name_len - 4; /* without ".npy" */
+  bytes.p = data;
+  bytes.n = e->usize;
+  array_numpy_spec(&spec, key, &a, bytes, dtname);
   ar_write_item(out, &spec);
   if (out->rc) return codec_fail(err, out->rc, out->rc == CODEC_NOMEM ? "out of memory" : "result too large");
   return CODEC_OK;

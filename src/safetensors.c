@@ -122,26 +122,14 @@ static int string_map(json_reader *r, ar_buf *out, const char *what) {
 }
 
 static int push_tensor(st_file *f, st_tensor **t) {
-  if (f->n == f->cap) {
-    uint32_t cap = f->cap ? f->cap * 2 : 16;
-    st_tensor *p = cap > 0x3fffffff ? NULL : ar_realloc(f->t, (uint64_t)cap * sizeof(st_tensor));
-    if (!p) return CODEC_NOMEM;
-    f->t = p;
-    f->cap = cap;
-  }
+  if (f->n == f->cap && ar_grow(&f->t, &f->cap, sizeof(st_tensor))) return CODEC_NOMEM;
   *t = &f->t[f->n++];
   memset(*t, 0, sizeof(**t));
   return CODEC_OK;
 }
 
 static int push_dim(st_file *f, uint64_t d) {
-  if (f->ndims == f->dims_cap) {
-    uint64_t cap = f->dims_cap ? f->dims_cap * 2 : 64;
-    int64_t *p = ar_realloc(f->dims, cap * sizeof(int64_t));
-    if (!p) return CODEC_NOMEM;
-    f->dims = p;
-    f->dims_cap = cap;
-  }
+  if (f->ndims == f->dims_cap && ar_grow(&f->dims, &f->dims_cap, sizeof(int64_t))) return CODEC_NOMEM;
   /* Dimensions beyond int64 cannot describe bytes in a BLOB anyway; keep
   ** them saturated so the size check below rejects them. */
   f->dims[f->ndims++] = d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
@@ -334,13 +322,11 @@ int st_to_record(const st_file *f, ar_buf *out, codec_err *err) {
     const int64_t *shape = f->dims + t->dims_off;
     ar_item_spec spec;
     char dtname[DT_NAME_MAX], q[AR_QUOTE_MAX];
-    int k, np = st_dtypes[t->code].np;
-    for (k = 0; k < t->ndim; k++) {
-      if (shape[k] > INT32_MAX) {
-        buf_free(&head);
-        return codec_fail(err, CODEC_UNSUPPORTED, "tensor '%s': dimension %lld does not fit Flower's int32 shape",
-                          tensor_name(f, t, q), (long long)shape[k]);
-      }
+    int big = array_dim_over_int32(t->ndim, shape), np = st_dtypes[t->code].np;
+    if (big >= 0) {
+      buf_free(&head);
+      return codec_fail(err, CODEC_UNSUPPORTED, "tensor '%s': dimension %lld does not fit Flower's int32 shape",
+                        tensor_name(f, t, q), (long long)shape[big]);
     }
     memset(&spec, 0, sizeof(spec));
     spec.key.p = f->names.p + t->name_off;

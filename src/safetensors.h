@@ -52,7 +52,7 @@ typedef struct st_file {
   st_tensor *t;
   uint32_t n, cap;
   int64_t *dims;
-  uint64_t ndims, dims_cap;
+  uint32_t ndims, dims_cap;
   ar_buf names;
   int has_metadata;
   uint64_t meta_start, meta_len; /* the __metadata__ object, in the header */

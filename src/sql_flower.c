@@ -14,6 +14,7 @@ SQLITE_EXTENSION_INIT3
 
 #include <string.h>
 
+#include "array.h"
 #include "flower_object.h"
 
 static void result_hex(sqlite3_context *ctx, const unsigned char *id) {
@@ -44,36 +45,24 @@ done:
 /* npy_object_id(npy): the Array that ar()/ar_set store for this .npy: dtype
 ** str(dtype), its shape, stype "numpy.ndarray", data = the bytes given. */
 static void npy_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  const unsigned char *p;
-  uint64_t n;
+  ar_span bytes, no_key = {NULL, 0};
   npy_array a;
   ar_item_spec spec;
   char dtname[DT_NAME_MAX];
   unsigned char id[SHA256_DIGEST_SIZE];
   codec_err err;
-  int rc, k;
+  int rc, big;
   (void)argc;
-  if (sql_arg_blob(ctx, argv[0], 0, "a .npy", &p, &n) <= 0) return;
-  if ((rc = npy_parse(p, n, &a, &err)) != CODEC_OK) {
+  if (sql_arg_blob(ctx, argv[0], 0, "a .npy", &bytes.p, &bytes.n) <= 0) return;
+  if ((rc = npy_parse(bytes.p, bytes.n, &a, &err)) != CODEC_OK) {
     sql_codec_error(ctx, rc, &err);
     return;
   }
-  for (k = 0; k < a.ndim; k++) {
-    if (a.shape[k] > INT32_MAX) {
-      sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a.shape[k]);
-      return;
-    }
+  if ((big = array_dim_over_int32(a.ndim, a.shape)) >= 0) {
+    sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a.shape[big]);
+    return;
   }
-  memset(&spec, 0, sizeof(spec));
-  dt_name(a.dtype, dtname);
-  spec.dtype.p = (const unsigned char *)dtname;
-  spec.dtype.n = strlen(dtname);
-  spec.stype.p = (const unsigned char *)AR_STYPE_NUMPY;
-  spec.stype.n = sizeof(AR_STYPE_NUMPY) - 1;
-  spec.ndim = a.ndim;
-  spec.shape = a.shape;
-  spec.data.p = p;
-  spec.data.n = n;
+  array_numpy_spec(&spec, no_key, &a, bytes, dtname);
   if ((rc = fo_array_id(&spec, FO_CHUNK_SIZE, id, &err)) != CODEC_OK) {
     sql_codec_error(ctx, rc, &err);
     return;

@@ -38,20 +38,11 @@ typedef struct objects_cursor {
 
 static int obj_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
                        char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
   (void)aux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, rec HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
+  return sql_vtab_connect(db, "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, rec HIDDEN)", ppVtab);
 }
 
 static int obj_disconnect(sqlite3_vtab *vtab) {
