@@ -409,7 +409,9 @@ const char *ar_quote_key(char *out, size_t cap, const unsigned char *key, uint64
       o += 3;
       break;
     }
-    if (c < 0x20 || c == 0x7f) {
+    /* Control characters and bytes that are not valid UTF-8 (a key quoted
+    ** before its UTF-8 was checked) become '?': messages stay valid text. */
+    if (c < 0x20 || c == 0x7f || !ar_utf8_valid(key + i, len)) {
       out[o++] = '?';
       i++;
       continue;
