@@ -460,7 +460,7 @@ int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata
     offset += p.nbytes;
   }
   buf_putc(&header, '}');
-  while (header.n % 8) buf_putc(&header, ' '); /* data starts 8-byte aligned */
+  while (header.n % 8 && !header.rc) buf_putc(&header, ' '); /* data starts 8-byte aligned */
   if (header.rc) {
     rc = codec_fail(err, header.rc, "out of memory");
     goto done;

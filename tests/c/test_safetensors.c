@@ -305,3 +305,41 @@ TEST(st_metadata_is_returned_compact) {
   buf_free(&file);
   buf_free(&meta);
 }
+
+TEST(st_survives_allocation_failures) {
+  uint64_t n;
+  unsigned char *blob = unit_read_file("records/mlp_dict.pb", &n);
+  long k;
+  int ok = 0;
+  CHECK(blob != NULL);
+  for (k = 0; k < 200 && !ok; k++) {
+    ar_record rec, back;
+    ar_buf file, again;
+    st_file f;
+    codec_err err;
+    int rc;
+    ar_record_init(&rec);
+    ar_record_init(&back);
+    st_file_init(&f);
+    buf_init(&file, UINT64_MAX);
+    buf_init(&again, UINT64_MAX);
+    unit_fail_alloc_after(k);
+    rc = ar_record_parse(&rec, blob, n, &err);
+    if (!rc) rc = st_from_record(&rec, "{\"a\": \"b\", \"c\": \"d\"}", 20, &file, &err);
+    if (!rc) rc = st_parse(&f, file.p, file.n, &err);
+    if (!rc) rc = st_to_record(&f, &again, &err);
+    unit_fail_alloc_after(-1);
+    CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
+    if (rc == CODEC_OK) {
+      CHECK(again.n == n && memcmp(again.p, blob, (size_t)n) == 0);
+      ok = 1;
+    }
+    st_file_free(&f);
+    ar_record_clear(&rec);
+    ar_record_clear(&back);
+    buf_free(&file);
+    buf_free(&again);
+  }
+  CHECK(ok);
+  free(blob);
+}
