@@ -389,10 +389,12 @@ int npz_from_record(const ar_record *rec, int compress, ar_buf *out, codec_err *
     unsigned char *h;
     npy_array a;
     if ((rc = array_open(it, i, &a, err)) != CODEC_OK) break;
-    if (name_len > 0xffff) {
+    if (name_len > 0xffff || memchr(it->key.p, 0, (size_t)it->key.n)) {
+      /* Python's zipfile cuts a member name at its first NUL. */
       char q[AR_QUOTE_MAX];
-      rc = codec_fail(err, CODEC_UNSUPPORTED, "key '%s' is too long for a zip member name (item %d)",
-                      ar_quote_key(q, sizeof(q), it->key.p, it->key.n), i);
+      rc = codec_fail(err, CODEC_UNSUPPORTED, "key '%s' cannot be a zip member name (%s, item %d)",
+                      ar_quote_key(q, sizeof(q), it->key.p, it->key.n),
+                      name_len > 0xffff ? "too long" : "it holds a NUL", i);
       break;
     }
     if (ar_item_is_numpy(it)) {

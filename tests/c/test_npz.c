@@ -262,3 +262,30 @@ TEST(npz_survives_allocation_failures) {
   CHECK(ok);
   buf_free(&zip);
 }
+
+TEST(npz_refuses_keys_zip_cannot_name) {
+  static const int64_t one[1] = {1};
+  ar_buf blob, zip;
+  ar_record rec;
+  codec_err err;
+  ar_item_spec spec;
+  buf_init(&blob, UINT64_MAX);
+  buf_init(&zip, UINT64_MAX);
+  memset(&spec, 0, sizeof(spec));
+  spec.key.p = (const unsigned char *)"a\0b";
+  spec.key.n = 3;
+  spec.dtype.p = (const unsigned char *)"uint8";
+  spec.dtype.n = 5;
+  spec.ndim = 1;
+  spec.shape = one;
+  spec.data.p = (const unsigned char *)"x";
+  spec.data.n = 1;
+  ar_write_item(&blob, &spec);
+  ar_record_init(&rec);
+  CHECK(ar_record_parse(&rec, blob.p, blob.n, &err) == CODEC_OK);
+  CHECK(npz_from_record(&rec, 0, &zip, &err) == CODEC_UNSUPPORTED);
+  CHECK_STR(err.msg, "key 'a?b' cannot be a zip member name (it holds a NUL, item 0)");
+  ar_record_clear(&rec);
+  buf_free(&blob);
+  buf_free(&zip);
+}
