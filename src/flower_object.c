@@ -434,12 +434,24 @@ static int parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const cha
   e->nchild = clen ? (uint32_t)((clen + 1) / 65) : 0;
   for (k = 0; k < e->nchild; k++) {
     const unsigned char *id = c + e->children + k * 65;
-    uint32_t j;
     if (!is_lower_hex(id, 64) || (k + 1 < e->nchild && id[64] != ','))
       return codec_fail(err, CODEC_CORRUPT, "object %s: bad child id list in the head", idhex);
-    for (j = 0; j < k; j++)
-      if (memcmp(c + e->children + (uint64_t)j * 65, id, 64) == 0)
-        return codec_fail(err, CODEC_CORRUPT, "object %s lists child %.64s twice", idhex, (const char *)id);
+  }
+  if (e->nchild > 1) {
+    /* Children are unique (they are dict keys in Flower): a hash set, so
+    ** a head of many thousand ids is not a quadratic scan. */
+    ar_keyset seen;
+    int rc = CODEC_OK;
+    ar_keyset_init(&seen);
+    for (k = 0; k < e->nchild && rc == CODEC_OK; k++) {
+      const unsigned char *id = c + e->children + k * 65;
+      if (ar_keyset_get(&seen, id, 64) >= 0)
+        rc = codec_fail(err, CODEC_CORRUPT, "object %s lists child %.64s twice", idhex, (const char *)id);
+      else if (ar_keyset_put(&seen, id, 64, (int)k))
+        rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+    }
+    ar_keyset_free(&seen);
+    if (rc) return rc;
   }
   if (e->type == FO_ARRAY_CHUNK && e->nchild)
     return codec_fail(err, CODEC_CORRUPT, "object %s: an ArrayChunk has no children", idhex);
