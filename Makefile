@@ -28,6 +28,9 @@ EXT     := $(BUILD)/arrayrecord.so
 CODEC_SRC := src/buf.c src/dtype.c src/npy.c src/record.c src/keyset.c src/json.c src/array.c
 SQL_SRC   := src/alloc_sqlite.c src/sql_util.c src/sql_npy.c src/sql_record.c src/sql_build.c \
              src/vtab_array_record.c src/vtab_npy_each.c src/arrayrecord.c
+# Interop: Flower objects, safetensors, .npz (zlib is for .npz deflate only).
+CODEC_SRC += src/sha256.c src/json_read.c src/flower_object.c src/safetensors.c src/npz.c
+SQL_SRC   += src/sql_flower.c src/vtab_ar_objects.c src/sql_formats.c
 HEADERS   := $(wildcard src/*.h)
 
 .PHONY: all test demo clean install uninstall
@@ -35,7 +38,7 @@ HEADERS   := $(wildcard src/*.h)
 all: $(EXT)
 
 $(EXT): $(CODEC_SRC) $(SQL_SRC) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) -lm
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) -lm -lz
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -43,7 +46,7 @@ $(BUILD):
 # C unit tests of the codecs, with a counting allocator.
 UNIT_SRC := $(wildcard tests/c/test_*.c)
 $(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) -lm
+	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) -lm -lz
 
 # The SQL test host: runs .sql files and prints results in a stable format.
 $(BUILD)/sqlrun: tests/host/sqlrun.c | $(BUILD)

@@ -74,3 +74,23 @@ void array_write_npy(ar_buf *out, const ar_item *item, const npy_array *a) {
     npy_write(out, a->dtype, a->ndim, a->shape, a->data, a->nbytes);
   }
 }
+
+void array_numpy_spec(ar_item_spec *spec, ar_span key, const npy_array *a, ar_span bytes, char *dtname) {
+  memset(spec, 0, sizeof(*spec));
+  dt_name(a->dtype, dtname);
+  spec->key = key;
+  spec->dtype.p = (const unsigned char *)dtname;
+  spec->dtype.n = strlen(dtname);
+  spec->stype.p = (const unsigned char *)AR_STYPE_NUMPY;
+  spec->stype.n = sizeof(AR_STYPE_NUMPY) - 1;
+  spec->ndim = a->ndim;
+  spec->shape = a->shape;
+  spec->data = bytes;
+}
+
+int array_dim_over_int32(int ndim, const int64_t *shape) {
+  int k;
+  for (k = 0; k < ndim; k++)
+    if (shape[k] > INT32_MAX) return k;
+  return -1;
+}

@@ -25,6 +25,14 @@ int array_validate(const ar_item *item, int index, codec_err *err);
 ** items, a numpy.save-identical file for raw ones. */
 void array_write_npy(ar_buf *out, const ar_item *item, const npy_array *a);
 
+/* The spec of a new numpy.ndarray item holding the .npy file `bytes` parsed
+** as a, as Flower's Array(ndarray) has it: dtype str(dtype) (written into
+** dtname[DT_NAME_MAX]), a's shape, stype "numpy.ndarray". */
+void array_numpy_spec(ar_item_spec *spec, ar_span key, const npy_array *a, ar_span bytes, char *dtname);
+
+/* Index of the first dimension beyond Flower's int32 shape, or -1. */
+int array_dim_over_int32(int ndim, const int64_t *shape);
+
 /* Item context for messages: " (item 3, key 'w')". out holds AR_QUOTE_MAX+32. */
 const char *array_where(char *out, size_t cap, const ar_item *item, int index);
 

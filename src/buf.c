@@ -145,3 +145,15 @@ void buf_free(ar_buf *b) {
   b->p = NULL;
   b->n = b->cap = 0;
 }
+
+int ar_grow(void *items, uint32_t *cap, size_t elem) {
+  void *old, *p;
+  uint32_t ncap = *cap ? *cap * 2 : 16;
+  if (*cap > 0x1fffffff) return CODEC_NOMEM;
+  memcpy(&old, items, sizeof(old)); /* items is a T **, read as void * */
+  p = ar_realloc(old, (uint64_t)ncap * elem);
+  if (!p) return CODEC_NOMEM;
+  memcpy(items, &p, sizeof(p));
+  *cap = ncap;
+  return CODEC_OK;
+}

@@ -36,4 +36,9 @@ unsigned char *buf_extend(ar_buf *b, uint64_t len);
 unsigned char *buf_detach(ar_buf *b, uint64_t *len);
 void buf_free(ar_buf *b);
 
+/* Grow an array of elem-byte items: *(T **)items gets room for twice *cap
+** (at least 16) items. CODEC_OK, or CODEC_NOMEM with the array unchanged.
+**   if (v->n == v->cap && ar_grow(&v->items, &v->cap, sizeof(*v->items))) ... */
+int ar_grow(void *items, uint32_t *cap, size_t elem);
+
 #endif

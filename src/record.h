@@ -79,6 +79,11 @@ typedef struct ar_item_spec {
 /* Bytes the item adds to a record (its field tag and length included). */
 uint64_t ar_item_encoded_size(const ar_item_spec *spec);
 void ar_write_item(ar_buf *out, const ar_item_spec *spec);
+/* Everything ar_write_item writes except the data bytes, which are the last
+** thing in an item: the caller appends exactly data_head.n + data.n bytes
+** (data.p may be NULL). Lets data gathered from pieces (chunks, inflated
+** members) go straight into the record without an intermediate copy. */
+void ar_write_item_prefix(ar_buf *out, const ar_item_spec *spec);
 
 /* A spec that re-encodes a parsed item as is (shape must hold AR_MAX_DIMS). */
 void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape);

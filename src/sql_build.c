@@ -21,6 +21,7 @@ SQLITE_EXTENSION_INIT3
 #include <stdio.h>
 #include <string.h>
 
+#include "array.h"
 #include "keyset.h"
 
 /* One item of the record being built: an existing item re-encoded, or a
@@ -32,28 +33,13 @@ typedef struct entry {
   ar_span npy_bytes;
 } entry;
 
-static const char numpy_stype[] = AR_STYPE_NUMPY;
-
-/* Spec for a new .npy value; dtname holds DT_NAME_MAX bytes. */
-static void npy_spec(ar_item_spec *spec, ar_span key, const npy_array *a, ar_span bytes, char *dtname) {
-  memset(spec, 0, sizeof(*spec));
-  dt_name(a->dtype, dtname);
-  spec->key = key;
-  spec->dtype.p = (const unsigned char *)dtname;
-  spec->dtype.n = strlen(dtname);
-  spec->stype.p = (const unsigned char *)numpy_stype;
-  spec->stype.n = sizeof(numpy_stype) - 1;
-  spec->ndim = a->ndim;
-  spec->shape = a->shape;
-  spec->data = bytes;
-}
 
 static void entry_spec(const entry *e, ar_item_spec *spec, int64_t *shape, char *dtname) {
   if (e->item) {
     ar_item_spec_from_item(spec, e->item, shape);
     spec->key = e->key;
   } else {
-    npy_spec(spec, e->key, e->npy, e->npy_bytes, dtname);
+    array_numpy_spec(spec, e->key, e->npy, e->npy_bytes, dtname);
   }
 }
 
@@ -372,7 +358,7 @@ static void ar_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       return;
     }
   }
-  npy_spec(&spec, key, &a, bytes, dtname);
+  array_numpy_spec(&spec, key, &a, bytes, dtname);
   ar_write_item(&st->out, &spec);
   if (st->out.rc) { sql_codec_error(ctx, st->out.rc, NULL); return; }
   st->count++;

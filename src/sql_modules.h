@@ -12,5 +12,8 @@ int sql_record_register(sqlite3 *db, char **pzErrMsg);
 int sql_build_register(sqlite3 *db, char **pzErrMsg);
 int vtab_array_record_register(sqlite3 *db);
 int vtab_npy_each_register(sqlite3 *db);
+int sql_flower_register(sqlite3 *db, char **pzErrMsg);
+int vtab_ar_objects_register(sqlite3 *db);
+int sql_formats_register(sqlite3 *db, char **pzErrMsg);
 
 #endif

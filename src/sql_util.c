@@ -260,3 +260,15 @@ int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   info->estimatedCost = 1e12;
   return SQLITE_OK;
 }
+
+int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab) {
+  sqlite3_vtab *vtab;
+  int rc = sqlite3_declare_vtab(db, schema);
+  if (rc != SQLITE_OK) return rc;
+  vtab = sqlite3_malloc(sizeof(*vtab));
+  if (!vtab) return SQLITE_NOMEM;
+  memset(vtab, 0, sizeof(*vtab));
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = vtab;
+  return SQLITE_OK;
+}

@@ -84,4 +84,8 @@ const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 ** and leaves idxNum 0 when it is absent so xFilter can say so. */
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col);
 
+/* xConnect of an eponymous table-valued function: declares the schema and
+** allocates a plain sqlite3_vtab, marked innocuous. */
+int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab);
+
 #endif

@@ -47,22 +47,14 @@ typedef struct ar_cursor {
 
 static int arv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
                        char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
   (void)aux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db,
-                            "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
-                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
+  return sql_vtab_connect(db,
+                          "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
+                          " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)",
+                          ppVtab);
 }
 
 static int arv_disconnect(sqlite3_vtab *vtab) {

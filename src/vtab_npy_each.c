@@ -32,20 +32,11 @@ typedef struct each_cursor {
 
 static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
                         char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
   (void)aux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
+  return sql_vtab_connect(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)", ppVtab);
 }
 
 static int each_disconnect(sqlite3_vtab *vtab) {

@@ -1,0 +1,36 @@
+/*
+** sha256.h — SHA-256 (FIPS 180-4), self-contained: Flower names every object
+** by the hex SHA-256 of its content. Streaming: init, update any number of
+** times, final.
+*/
+#ifndef AR_SHA256_H
+#define AR_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHA256_DIGEST_SIZE 32
+#define SHA256_HEX_SIZE 65 /* 64 lowercase hex digits and a NUL */
+
+typedef struct sha256_ctx {
+  uint32_t h[8];
+  uint64_t total; /* bytes hashed so far */
+  unsigned char block[64];
+  size_t used; /* bytes waiting in block */
+} sha256_ctx;
+
+void sha256_init(sha256_ctx *c);
+void sha256_update(sha256_ctx *c, const void *data, uint64_t len);
+void sha256_final(sha256_ctx *c, unsigned char digest[SHA256_DIGEST_SIZE]);
+
+/* One-shot digest of data[0..len). */
+void sha256(const void *data, uint64_t len, unsigned char digest[SHA256_DIGEST_SIZE]);
+
+/* Lowercase hex (hashlib's hexdigest) into out[SHA256_HEX_SIZE]; returns out. */
+char *sha256_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char *out);
+
+/* Parse 64 hex digits (either case) into a digest; 0 on success, -1 when
+** the text is not exactly 64 hex digits. */
+int sha256_from_hex(const char *hex, size_t n, unsigned char digest[SHA256_DIGEST_SIZE]);
+
+#endif
