@@ -477,6 +477,12 @@ static void put_len_field(ar_buf *out, unsigned char tag, const unsigned char *p
 }
 
 void ar_write_item(ar_buf *out, const ar_item_spec *spec) {
+  ar_write_item_head(out, spec);
+  buf_append(out, spec->data_head.p, spec->data_head.n);
+  buf_append(out, spec->data.p, spec->data.n);
+}
+
+void ar_write_item_head(ar_buf *out, const ar_item_spec *spec) {
   uint64_t shape_len = packed_shape_size(spec), data_len = spec->data_head.n + spec->data.n;
   int k;
   buf_putc(out, 0x0a); /* ArrayRecord.items */
@@ -491,11 +497,9 @@ void ar_write_item(ar_buf *out, const ar_item_spec *spec) {
     for (k = 0; k < spec->ndim; k++) put_varint(out, (uint64_t)spec->shape[k]);
   }
   put_len_field(out, 0x1a, spec->stype.p, spec->stype.n); /* Array.stype */
-  if (data_len) {                                          /* Array.data */
+  if (data_len) { /* Array.data: its tag and length; the bytes follow */
     buf_putc(out, 0x22);
     put_varint(out, data_len);
-    buf_append(out, spec->data_head.p, spec->data_head.n);
-    buf_append(out, spec->data.p, spec->data.n);
   }
 }
 

@@ -79,6 +79,10 @@ typedef struct ar_item_spec {
 /* Bytes the item adds to a record (its field tag and length included). */
 uint64_t ar_item_encoded_size(const ar_item_spec *spec);
 void ar_write_item(ar_buf *out, const ar_item_spec *spec);
+/* Everything ar_write_item writes except the data bytes themselves (the
+** lengths still count data_head.n + data.n): callers that compute a payload
+** in place append exactly that many bytes after it. */
+void ar_write_item_head(ar_buf *out, const ar_item_spec *spec);
 
 /* A spec that re-encodes a parsed item as is (shape must hold AR_MAX_DIMS). */
 void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape);
