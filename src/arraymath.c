@@ -556,6 +556,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
   int cplx = kind == DT_KIND_COMPLEX, nan = 0, absnan = 0;
   int fortran = am_is_fortran(a);
   kn_cascade sre, sim, ssq, sabs, sdev;
+  uint64_t isum[2] = {0, 0}; /* integer sums are exact */
   unsigned char *d1 = SCRATCH(scratch, 1), *d2 = SCRATCH(scratch, 2);
   am_iter it;
   uint64_t pos;
@@ -585,7 +586,10 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
     }
     {
       const void *x = as_f64(t, p, m, d1);
-      if (what & AM_SUM) kn_cascade_add(&sre, kn_sum(x, m));
+      int64_t *q = (int64_t *)(void *)d2;
+      if (kind != DT_KIND_FLOAT && (what & (AM_SUM | AM_MINMAX))) kn_to_i64(t, p, q, m);
+      if ((what & AM_SUM) && kind == DT_KIND_FLOAT) kn_cascade_add(&sre, kn_sum(x, m));
+      if ((what & AM_SUM) && kind != DT_KIND_FLOAT) kn_sum_int(q, m, kind == DT_KIND_UINT, isum);
       if (what & AM_SUMSQ) kn_cascade_add(&ssq, kn_sum_sq(x, m));
       if (what & AM_SUMABS) kn_cascade_add(&sabs, kn_sum_abs(x, m));
       if (what & AM_MAXABS) absnan |= kn_max_abs(x, m, 0, &st->maxabs);
@@ -595,8 +599,6 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
         if (pos == 0) st->fmin = st->fmax = first_f64(x);
         nan |= kn_minmax(x, m, &st->fmin, &st->fmax);
       } else {
-        int64_t *q = (int64_t *)(void *)d2;
-        kn_to_i64(t, p, q, m);
         if (kind == DT_KIND_UINT) {
           if (pos == 0) st->umin = st->umax = (uint64_t)q[0];
           kn_minmax_u64((const uint64_t *)q, m, &st->umin, &st->umax);
@@ -607,7 +609,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       }
     }
   }
-  st->sum_re = kn_cascade_sum(&sre);
+  st->sum_re = kind == DT_KIND_FLOAT || cplx ? kn_cascade_sum(&sre) : kn_int128_to_double(isum);
   st->sum_im = kn_cascade_sum(&sim);
   st->sumsq = kn_cascade_sum(&ssq);
   st->sumabs = kn_cascade_sum(&sabs);
@@ -699,6 +701,11 @@ static const void *close_operand(int cplx, am_iter *it, const npy_array *x, size
   return as_f64(x->dtype.type, p, m, tmp);
 }
 
+int am_allclose_shapes(const npy_array *a, const npy_array *b, codec_err *err) {
+  if (a->ndim == 0 || b->ndim == 0 || same_shape(a, b)) return CODEC_OK;
+  return shape_error(err, a, b, " (arrays compare when their shapes are equal or one is a () scalar)");
+}
+
 int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol, int *close,
                 unsigned char *scratch, codec_err *err) {
   int cplx = dt_kind(a->dtype.type) == DT_KIND_COMPLEX || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
@@ -709,9 +716,8 @@ int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol
   am_iter ia, ib;
   uint64_t pos;
   size_t m;
-  if (!a_scalar && !b_scalar && !same_shape(a, b)) {
-    return shape_error(err, a, b, " (arrays compare when their shapes are equal or one is a () scalar)");
-  }
+  int rc = am_allclose_shapes(a, b, err);
+  if (rc) return rc;
   *close = 1;
   am_iter_init(&ia, a, fortran, 1);
   am_iter_init(&ib, b, fortran, 1);

@@ -148,7 +148,8 @@ typedef struct am_stats {
   double fmin, fmax;
 } am_stats;
 
-/* Reduce a (in its storage order). Sums are pairwise in double. */
+/* Reduce a (in its storage order). Sums are pairwise in double; sums of
+** bool and integer arrays are exact (128-bit) until rounded once. */
 void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *scratch);
 
 typedef struct am_dot_result {
@@ -161,6 +162,8 @@ typedef struct am_dot_result {
 int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, unsigned char *scratch,
            codec_err *err);
 
+/* Can a and b be compared by am_allclose (equal shapes or a () scalar)? */
+int am_allclose_shapes(const npy_array *a, const npy_array *b, codec_err *err);
 /* np.allclose(a, b, rtol, atol): equal shapes or a () scalar. */
 int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol, int *close,
                 unsigned char *scratch, codec_err *err);

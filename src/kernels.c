@@ -467,6 +467,31 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
   return pw_sum_sqdev_c(&a, 0, n);
 }
 
+void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
+  uint64_t lo = acc[0], hi = acc[1];
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint64_t v = (uint64_t)x[i];
+    lo += v;
+    hi += (lo < v) + (!is_unsigned && x[i] < 0 ? UINT64_MAX : 0); /* carry, sign extension */
+  }
+  acc[0] = lo;
+  acc[1] = hi;
+}
+
+double kn_int128_to_double(const uint64_t acc[2]) {
+  uint64_t lo = acc[0], hi = acc[1];
+  int negative = hi >> 63;
+  double mag;
+  if (negative) { /* two's complement negation of (hi, lo) */
+    lo = ~lo + 1;
+    hi = ~hi + (lo == 0);
+  }
+  /* hi is at most the element count, so hi * 2^64 is exact */
+  mag = ldexp((double)hi, 64) + (double)lo;
+  return negative ? -mag : mag;
+}
+
 /* --- min / max ------------------------------------------------------------ */
 
 /* Compilers keep NaN-propagating min/max scalar (reordering it would change

@@ -101,6 +101,12 @@ double kn_sum_sq_c(const void *z, size_t n);
 double kn_sum_abs_c(const void *z, size_t n);
 double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n);
 
+/* Exact sum of n int64 (uint64 when is_unsigned) into a 128-bit two's
+** complement accumulator acc[0] (low) / acc[1] (high), so integer sums
+** neither wrap nor round until kn_int128_to_double rounds them once. */
+void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]);
+double kn_int128_to_double(const uint64_t acc[2]);
+
 /* Lower *mn / raise *mx over n doubles (the caller seeds them with the first
 ** element). Returns 1 when a NaN was seen: NumPy's min/max are then NaN. */
 int kn_minmax(const void *x, size_t n, double *mn, double *mx);
