@@ -175,6 +175,17 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
   return 1;
 }
 
+int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) {
+    sql_error(ctx, "argument %d must be %s (a number), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *out = sqlite3_value_double(v);
+  return 1;
+}
+
 int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d) {
   const char *s;
   uint64_t n;

@@ -61,6 +61,8 @@ int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
 int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec);
 /* A record key: text, or an integer taken as its decimal text. */
 int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
+/* A number (INTEGER or REAL; not text). */
+int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out);
 /* A dtype name such as 'float32' or '<f4'. */
 int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d);
 
