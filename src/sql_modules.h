@@ -14,5 +14,6 @@ int vtab_array_record_register(sqlite3 *db);
 int vtab_npy_each_register(sqlite3 *db);
 int sql_math_register(sqlite3 *db, char **pzErrMsg);
 int sql_record_math_register(sqlite3 *db, char **pzErrMsg);
+int sql_aggregate_register(sqlite3 *db, char **pzErrMsg);
 
 #endif
