@@ -28,7 +28,7 @@ HEADERS   := $(wildcard src/*.h)
 MATH_SRC  := src/kernels.c src/arraymath.c
 MATH_OPT  ?= -O3 -ffp-contract=off
 MATH_OBJ  := $(MATH_SRC:src/%.c=$(BUILD)/%.o)
-SQL_SRC   += src/sql_math.c src/sql_record_math.c src/sql_aggregate.c
+SQL_SRC   += src/sql_math.c src/sql_record_math.c src/sql_aggregate.c src/vtab_ar_stats.c
 
 .PHONY: all test demo clean unit sqltests pytests host
 
