@@ -385,7 +385,17 @@ int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, un
     p = am_iter_next(&it, m, SCRATCH(scratch, 0));
     if (to == DT_KIND_FLOAT || to == DT_KIND_COMPLEX) {
       switch (out) {
-        case DT_FLOAT16: kn_to_f64(t, p, d, m); kn_from_f64(out, d, o, m); break;
+        case DT_FLOAT16:
+          /* Through float when that is exact for the values a half can hold
+          ** (every source but float64 and complex128), so one rounding. */
+          if (t == DT_FLOAT64 || t == DT_COMPLEX128) {
+            kn_to_f64(t, p, d, m);
+            kn_from_f64(out, d, o, m);
+          } else {
+            kn_to_f32(t, p, (float *)(void *)tmp, m);
+            kn_from_f32(out, (const float *)(const void *)tmp, o, m);
+          }
+          break;
         case DT_FLOAT32: kn_to_f32(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 4); break;
         case DT_FLOAT64: kn_to_f64(t, p, d, m); memcpy(o, tmp, m * 8); break;
         case DT_COMPLEX64: kn_to_c64(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 8); break;
@@ -584,6 +594,24 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       if (what & AM_NONFINITE) st->nonfinite += kn_count_nonfinite(z, m, 1);
       continue;
     }
+    if (t == DT_FLOAT32) { /* the usual model dtype: no conversion pass */
+      float lo = (float)st->fmin, hi = (float)st->fmax, amax = (float)st->maxabs;
+      if (what & AM_SUM) kn_cascade_add(&sre, kn_sum_f32(p, m));
+      if (what & AM_SUMSQ) kn_cascade_add(&ssq, kn_sum_sq_f32(p, m));
+      if (what & AM_SUMABS) kn_cascade_add(&sabs, kn_sum_abs_f32(p, m));
+      if (what & AM_NONFINITE) st->nonfinite += kn_count_nonfinite_f32(p, m);
+      if (what & AM_MAXABS) {
+        absnan |= kn_max_abs_f32(p, m, &amax);
+        st->maxabs = amax;
+      }
+      if (what & AM_MINMAX) {
+        if (pos == 0) memcpy(&lo, p, 4), hi = lo;
+        nan |= kn_minmax_f32(p, m, &lo, &hi);
+        st->fmin = lo;
+        st->fmax = hi;
+      }
+      continue;
+    }
     {
       const void *x = as_f64(t, p, m, d1);
       int64_t *q = (int64_t *)(void *)d2;
@@ -630,6 +658,8 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       if (cplx) {
         kn_to_c128(t, p, (double *)(void *)d1, m);
         kn_cascade_add(&sdev, kn_sum_sqdev_c(d1, mre, mim, m));
+      } else if (t == DT_FLOAT32) {
+        kn_cascade_add(&sdev, kn_sum_sqdev_f32(p, mre, m));
       } else {
         kn_cascade_add(&sdev, kn_sum_sqdev(as_f64(t, p, m, d1), mre, m));
       }
@@ -672,6 +702,12 @@ int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, 
       if (norms) {
         kn_cascade_add(&aa, kn_sum_sq_c(za, m));
         kn_cascade_add(&bb, kn_sum_sq_c(zb, m));
+      }
+    } else if (a->dtype.type == DT_FLOAT32 && b->dtype.type == DT_FLOAT32) {
+      kn_cascade_add(&re, kn_sum_prod_f32(pa, pb, m));
+      if (norms) {
+        kn_cascade_add(&aa, kn_sum_sq_f32(pa, m));
+        kn_cascade_add(&bb, kn_sum_sq_f32(pb, m));
       }
     } else {
       const void *xa = as_f64(a->dtype.type, pa, m, SCRATCH(scratch, 2));

@@ -62,6 +62,30 @@ static inline float half_to_float(uint16_t h) {
   return f;
 }
 
+/* float to IEEE half, rounding to nearest even like dt_double_to_half, with
+** selects instead of branches so loops over it vectorize: normal values
+** round their mantissa with an integer bias; values below 2^-14 are added
+** to 0.5f, whose ulp (2^-24) is the half subnormal step, so the FPU does the
+** rounding; overflow goes to infinity. NaNs keep their payload's top bits
+** (0x7c01 when those are zero), as NumPy's npy_floatbits_to_halfbits. */
+static inline uint16_t float_to_half(float f) {
+  uint32_t x, a, norm, sub, nan, h;
+  float t;
+  memcpy(&x, &f, 4);
+  a = x & 0x7fffffffu;
+  norm = (a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13;
+  memcpy(&t, &a, 4);
+  t += 0.5f;
+  memcpy(&sub, &t, 4);
+  sub -= 0x3f000000u;
+  nan = 0x7c00u | ((a >> 13) & 0x3ffu);
+  nan |= (nan & 0x3ffu) ? 0u : 1u;
+  h = a < 0x38800000u ? sub : norm;
+  h = a >= 0x47800000u ? 0x7c00u : h;
+  h = a > 0x7f800000u ? nan : h;
+  return (uint16_t)(((x >> 16) & 0x8000u) | h);
+}
+
 static inline float ld_f16(const uchar *p, size_t i) { return half_to_float(ld_u16(p, i)); }
 static inline void st_f16(uchar *p, size_t i, double v) { st_u16(p, i, dt_double_to_half(v)); }
 
@@ -206,7 +230,7 @@ void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_
   uchar *d = dst;
   size_t i;
   if (t == DT_FLOAT16) {
-    for (i = 0; i < n; i++) st_f16(d, i, src[i]);
+    for (i = 0; i < n; i++) st_u16(d, i, float_to_half(src[i]));
   } else {
     memcpy(dst, src, n * 4);
   }
@@ -416,6 +440,17 @@ typedef struct sum_args {
   ((ld_f64(x, 2 * (i)) - m0) * (ld_f64(x, 2 * (i)) - m0) +              \
    (ld_f64(x, 2 * (i) + 1) - m1) * (ld_f64(x, 2 * (i) + 1) - m1))
 
+#define T_X32(i) ((double)ld_f32(x, i))
+#define T_SQ32(i) ((double)ld_f32(x, i) * (double)ld_f32(x, i))
+#define T_ABS32(i) fabs((double)ld_f32(x, i))
+#define T_SQDEV32(i) (((double)ld_f32(x, i) - m0) * ((double)ld_f32(x, i) - m0))
+#define T_PROD32(i) ((double)ld_f32(x, i) * (double)ld_f32(y, i))
+
+DEF_PAIRWISE(pw_sum_f32, T_X32)
+DEF_PAIRWISE(pw_sum_sq_f32, T_SQ32)
+DEF_PAIRWISE(pw_sum_abs_f32, T_ABS32)
+DEF_PAIRWISE(pw_sum_sqdev_f32, T_SQDEV32)
+DEF_PAIRWISE(pw_sum_prod_f32, T_PROD32)
 DEF_PAIRWISE(pw_sum, T_X)
 DEF_PAIRWISE(pw_sum_sq, T_SQ)
 DEF_PAIRWISE(pw_sum_abs, T_ABS)
@@ -453,6 +488,26 @@ double kn_sum_sqdev(const void *x, double mean, size_t n) {
 double kn_sum_prod(const void *x, const void *y, size_t n) {
   sum_args a = args_of(x, y, 0, 0);
   return pw_sum_prod(&a, 0, n);
+}
+double kn_sum_f32(const void *x, size_t n) {
+  sum_args a = args_of(x, NULL, 0, 0);
+  return pw_sum_f32(&a, 0, n);
+}
+double kn_sum_sq_f32(const void *x, size_t n) {
+  sum_args a = args_of(x, NULL, 0, 0);
+  return pw_sum_sq_f32(&a, 0, n);
+}
+double kn_sum_abs_f32(const void *x, size_t n) {
+  sum_args a = args_of(x, NULL, 0, 0);
+  return pw_sum_abs_f32(&a, 0, n);
+}
+double kn_sum_sqdev_f32(const void *x, double mean, size_t n) {
+  sum_args a = args_of(x, NULL, mean, 0);
+  return pw_sum_sqdev_f32(&a, 0, n);
+}
+double kn_sum_prod_f32(const void *x, const void *y, size_t n) {
+  sum_args a = args_of(x, y, 0, 0);
+  return pw_sum_prod_f32(&a, 0, n);
 }
 double kn_sum_sq_c(const void *z, size_t n) {
   sum_args a = args_of(z, NULL, 0, 0);
@@ -540,6 +595,92 @@ int kn_minmax(const void *x, size_t n, double *mn, double *mx) {
   *mn = lo;
   *mx = hi;
   return nan;
+}
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline v4f v4_select(v4i mask, v4f a, v4f b) { return (v4f)(((v4i)a & mask) | ((v4i)b & ~mask)); }
+
+int kn_minmax_f32(const void *x, size_t n, float *mn, float *mx) {
+  const uchar *p = x;
+  float lo = *mn, hi = *mx;
+  size_t i = 0;
+  int nan = 0, j;
+  if (n >= 16) {
+    v4f l0, l1, h0, h1, a, b;
+    v4i nn = {0, 0, 0, 0};
+    memcpy(&l0, p, 16);
+    memcpy(&l1, p + 16, 16);
+    h0 = l0;
+    h1 = l1;
+    for (i = 0; i + 8 <= n; i += 8) {
+      memcpy(&a, p + 4 * i, 16);
+      memcpy(&b, p + 4 * i + 16, 16);
+      l0 = v4_select(a < l0, a, l0);
+      l1 = v4_select(b < l1, b, l1);
+      h0 = v4_select(a > h0, a, h0);
+      h1 = v4_select(b > h1, b, h1);
+      nn |= (a != a) | (b != b);
+    }
+    for (j = 0; j < 4; j++) {
+      if (l0[j] < lo) lo = l0[j];
+      if (l1[j] < lo) lo = l1[j];
+      if (h0[j] > hi) hi = h0[j];
+      if (h1[j] > hi) hi = h1[j];
+      nan |= nn[j] != 0;
+    }
+  }
+  for (; i < n; i++) {
+    float v = ld_f32(p, i);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+    nan |= v != v;
+  }
+  *mn = lo;
+  *mx = hi;
+  return nan;
+}
+
+int kn_max_abs_f32(const void *x, size_t n, float *mx) {
+  const uchar *p = x;
+  const v4i absmask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+  float hi = *mx;
+  size_t i = 0;
+  int nan = 0, j;
+  if (n >= 8) {
+    v4f h0 = {hi, hi, hi, hi}, h1 = h0, a, b;
+    v4i nn = {0, 0, 0, 0};
+    for (i = 0; i + 8 <= n; i += 8) {
+      memcpy(&a, p + 4 * i, 16);
+      memcpy(&b, p + 4 * i + 16, 16);
+      a = (v4f)((v4i)a & absmask);
+      b = (v4f)((v4i)b & absmask);
+      h0 = v4_select(a > h0, a, h0);
+      h1 = v4_select(b > h1, b, h1);
+      nn |= (a != a) | (b != b);
+    }
+    for (j = 0; j < 4; j++) {
+      if (h0[j] > hi) hi = h0[j];
+      if (h1[j] > hi) hi = h1[j];
+      nan |= nn[j] != 0;
+    }
+  }
+  for (; i < n; i++) {
+    float v = fabsf(ld_f32(p, i));
+    hi = v > hi ? v : hi;
+    nan |= v != v;
+  }
+  *mx = hi;
+  return nan;
+}
+
+uint64_t kn_count_nonfinite_f32(const void *x, size_t n) {
+  const uchar *p = x;
+  uint64_t c = 0;
+  size_t i;
+  for (i = 0; i < n; i++) c += (ld_u32(p, i) & 0x7f800000u) == 0x7f800000u;
+  return c;
 }
 
 int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {

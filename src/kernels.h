@@ -107,15 +107,27 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n);
 void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]);
 double kn_int128_to_double(const uint64_t acc[2]);
 
+/* The same sums straight from float32 elements (the usual model dtype),
+** still accumulated in double, without a conversion pass. */
+double kn_sum_f32(const void *x, size_t n);
+double kn_sum_sq_f32(const void *x, size_t n);
+double kn_sum_abs_f32(const void *x, size_t n);
+double kn_sum_sqdev_f32(const void *x, double mean, size_t n);
+double kn_sum_prod_f32(const void *x, const void *y, size_t n);
+
 /* Lower *mn / raise *mx over n doubles (the caller seeds them with the first
 ** element). Returns 1 when a NaN was seen: NumPy's min/max are then NaN. */
 int kn_minmax(const void *x, size_t n, double *mn, double *mx);
 /* Largest |x| (|z| for pairs when `complex`); returns 1 when a NaN was seen. */
 int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx);
+/* float32 versions of kn_minmax and kn_max_abs (results are exact). */
+int kn_minmax_f32(const void *x, size_t n, float *mn, float *mx);
+int kn_max_abs_f32(const void *x, size_t n, float *mx);
 void kn_minmax_i64(const int64_t *x, size_t n, int64_t *mn, int64_t *mx);
 void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx);
 /* Elements (or pairs) that are NaN or infinite. */
 uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs);
+uint64_t kn_count_nonfinite_f32(const void *x, size_t n);
 /* NumPy's isclose for every element: |a - b| <= atol + rtol * |b| when both
 ** are finite, else a == b. Returns 1 when all n are close. */
 int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol);

@@ -348,3 +348,46 @@ TEST(kernels_integer_sums_are_exact) {
   kn_sum_int(x, 0, 0, acc); /* nothing added */
   CHECK(kn_int128_to_double(acc) == -18446744073709551616.0);
 }
+
+/* The branch-free float -> half store must round exactly as dt_double_to_half
+** (for NaNs: NumPy's rule, the payload's top 10 bits, 0x7c01 when zero; a
+** double conversion would quiet signalling NaNs): a stride through all 2^32
+** patterns, and every pattern near the subnormal boundary and near the
+** largest half (65504) where ties go to infinity. */
+static uint16_t half_reference(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  if ((b & 0x7fffffffu) > 0x7f800000u) {
+    uint16_t h = (uint16_t)(0x7c00u + ((b & 0x7fffffu) >> 13));
+    return (uint16_t)(((b >> 16) & 0x8000u) | (h == 0x7c00u ? 0x7c01u : h));
+  }
+  return dt_double_to_half((double)f);
+}
+
+static int half_matches(uint32_t first, uint32_t last, uint32_t stride) {
+  enum { B = 4096 };
+  static float f[B];
+  static uint16_t h[B];
+  uint64_t u = first;
+  while (u <= last) {
+    size_t n = 0, i;
+    for (; n < B && u <= last; n++, u += stride) {
+      uint32_t bits = (uint32_t)u;
+      memcpy(&f[n], &bits, 4);
+    }
+    kn_from_f32(DT_FLOAT16, f, h, n);
+    for (i = 0; i < n; i++) {
+      if (h[i] != half_reference(f[i])) return 0;
+    }
+  }
+  return 1;
+}
+
+TEST(kernels_float_to_half_rounds_like_reference) {
+  CHECK(half_matches(0, 0xffffffffu, 251));
+  CHECK(half_matches(0x33000000u, 0x38900000u, 3));  /* subnormal halves and the boundary */
+  CHECK(half_matches(0xb8700000u, 0xb8900000u, 1));  /* negative, at 2^-14 */
+  CHECK(half_matches(0x477f0000u, 0x47810000u, 1));  /* 65504 .. 65536 */
+  CHECK(half_matches(0x7f800000u, 0x7f800400u, 1));  /* inf and NaN payloads */
+  CHECK(half_matches(0xff800000u, 0xff800400u, 1));
+}

@@ -321,3 +321,13 @@ def test_manifest_vectors_sum_min_max_l2():
                 assert close(g, w, 1e-12), (entry["file"], name, g, w)
         checked += 1
     assert checked >= 20
+
+
+def test_cast_to_float16_keeps_numpy_nan_payloads():
+    """float32 -> float16 keeps NaN payload bits (signalling NaNs too) as
+    NumPy's npy_floatbits_to_halfbits does, and rounds ties at 65520 up."""
+    con = connect()
+    bits = np.array([0x7FC00000, 0x7F80205C, 0xFF800001, 0x7FFFFFFF, 0x7F802000, 0x477FF000, 0x477FE000,
+                     0x33000000, 0x33000001, 0x387FF000], dtype=np.uint32).view(np.float32)
+    with quiet():
+        assert one(con, "SELECT npy_cast(?, 'float16')", npy_bytes(bits)) == npy_bytes(bits.astype(np.float16))
