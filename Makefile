@@ -60,3 +60,15 @@ demo: $(EXT)
 
 clean:
 	rm -rf $(BUILD)
+
+# Speed targets, measured side by side and printed (never asserted in tests):
+# `make bench`, or `make bench QUICK=1` for data about ten times smaller.
+.PHONY: bench
+bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so
+	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
+
+$(BUILD)/bench_memcpy: bench/memcpy.c | $(BUILD)
+	$(CC) $(WARN) -O2 -o $@ bench/memcpy.c
+
+$(BUILD)/bench_noop.so: bench/noop.c | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ bench/noop.c
