@@ -601,35 +601,39 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 
 static inline v4f v4_select(v4i mask, v4f a, v4f b) { return (v4f)(((v4i)a & mask) | ((v4i)b & ~mask)); }
+/* Lane-wise "a < b ? a : b" and "a > b ? a : b" (NaNs are tracked apart).
+** (x86's minps/maxps are exactly this, but memory bandwidth, not these
+** instructions, bounds a large array: measured, they did not pay.) */
+static inline v4f v4_min(v4f a, v4f b) { return v4_select(a < b, a, b); }
+static inline v4f v4_max(v4f a, v4f b) { return v4_select(a > b, a, b); }
 
 int kn_minmax_f32(const void *x, size_t n, float *mn, float *mx) {
   const uchar *p = x;
   float lo = *mn, hi = *mx;
   size_t i = 0;
-  int nan = 0, j;
+  int nan = 0, j, k;
   if (n >= 16) {
-    v4f l0, l1, h0, h1, a, b;
+    v4f l[4], h[4], a[4];
     v4i nn = {0, 0, 0, 0};
-    memcpy(&l0, p, 16);
-    memcpy(&l1, p + 16, 16);
-    h0 = l0;
-    h1 = l1;
-    for (i = 0; i + 8 <= n; i += 8) {
-      memcpy(&a, p + 4 * i, 16);
-      memcpy(&b, p + 4 * i + 16, 16);
-      l0 = v4_select(a < l0, a, l0);
-      l1 = v4_select(b < l1, b, l1);
-      h0 = v4_select(a > h0, a, h0);
-      h1 = v4_select(b > h1, b, h1);
-      nn |= (a != a) | (b != b);
+    for (k = 0; k < 4; k++) {
+      memcpy(&l[k], p + 16 * k, 16);
+      h[k] = l[k];
     }
-    for (j = 0; j < 4; j++) {
-      if (l0[j] < lo) lo = l0[j];
-      if (l1[j] < lo) lo = l1[j];
-      if (h0[j] > hi) hi = h0[j];
-      if (h1[j] > hi) hi = h1[j];
-      nan |= nn[j] != 0;
+    for (i = 0; i + 16 <= n; i += 16) {
+      for (k = 0; k < 4; k++) {
+        memcpy(&a[k], p + 4 * i + 16 * k, 16);
+        l[k] = v4_min(a[k], l[k]);
+        h[k] = v4_max(a[k], h[k]);
+        nn |= a[k] != a[k];
+      }
     }
+    for (k = 0; k < 4; k++) {
+      for (j = 0; j < 4; j++) {
+        if (l[k][j] < lo) lo = l[k][j];
+        if (h[k][j] > hi) hi = h[k][j];
+      }
+    }
+    for (j = 0; j < 4; j++) nan |= nn[j] != 0;
   }
   for (; i < n; i++) {
     float v = ld_f32(p, i);
@@ -656,8 +660,8 @@ int kn_max_abs_f32(const void *x, size_t n, float *mx) {
       memcpy(&b, p + 4 * i + 16, 16);
       a = (v4f)((v4i)a & absmask);
       b = (v4f)((v4i)b & absmask);
-      h0 = v4_select(a > h0, a, h0);
-      h1 = v4_select(b > h1, b, h1);
+      h0 = v4_max(a, h0);
+      h1 = v4_max(b, h1);
       nn |= (a != a) | (b != b);
     }
     for (j = 0; j < 4; j++) {
