@@ -11,6 +11,7 @@
 #if defined(__linux__)
 #define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE under -std=c99 */
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "sqlite3ext.h"
@@ -21,14 +22,22 @@ SQLITE_EXTENSION_INIT3
 #include "codec.h"
 
 #define HUGE_HINT_MIN ((uint64_t)4 << 20)
-#define HUGE_PAGE ((uintptr_t)2 << 20)
 
+/* The hint covers the block's whole pages, not just its 2 MiB-aligned
+** middle: a large block is a mapping of its own, and advising part of it
+** would split it in two, after which glibc can no longer grow it in place
+** with mremap and copies it instead. */
 static void *huge_hint(void *p, uint64_t n) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+  static uintptr_t page;
+  if (!page) {
+    long ps = sysconf(_SC_PAGESIZE);
+    page = ps > 0 ? (uintptr_t)ps : 4096;
+  }
   if (p && n >= HUGE_HINT_MIN) {
-    uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    uintptr_t end = ((uintptr_t)p + (uintptr_t)n) & ~(HUGE_PAGE - 1);
-    if (end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    uintptr_t start = (uintptr_t)p & ~(page - 1);
+    uintptr_t end = ((uintptr_t)p + (uintptr_t)n + page - 1) & ~(page - 1);
+    (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
   }
 #else
   (void)n;
