@@ -469,54 +469,28 @@ static sum_args args_of(const void *x, const void *y, double m0, double m1) {
   return a;
 }
 
-double kn_sum(const void *x, size_t n) {
-  sum_args a = args_of(x, NULL, 0, 0);
-  return pw_sum(&a, 0, n);
-}
-double kn_sum_sq(const void *x, size_t n) {
-  sum_args a = args_of(x, NULL, 0, 0);
-  return pw_sum_sq(&a, 0, n);
-}
-double kn_sum_abs(const void *x, size_t n) {
-  sum_args a = args_of(x, NULL, 0, 0);
-  return pw_sum_abs(&a, 0, n);
-}
-double kn_sum_sqdev(const void *x, double mean, size_t n) {
-  sum_args a = args_of(x, NULL, mean, 0);
-  return pw_sum_sqdev(&a, 0, n);
-}
-double kn_sum_prod(const void *x, const void *y, size_t n) {
-  sum_args a = args_of(x, y, 0, 0);
-  return pw_sum_prod(&a, 0, n);
-}
-double kn_sum_f32(const void *x, size_t n) {
-  sum_args a = args_of(x, NULL, 0, 0);
-  return pw_sum_f32(&a, 0, n);
-}
-double kn_sum_sq_f32(const void *x, size_t n) {
-  sum_args a = args_of(x, NULL, 0, 0);
-  return pw_sum_sq_f32(&a, 0, n);
-}
-double kn_sum_abs_f32(const void *x, size_t n) {
-  sum_args a = args_of(x, NULL, 0, 0);
-  return pw_sum_abs_f32(&a, 0, n);
-}
-double kn_sum_sqdev_f32(const void *x, double mean, size_t n) {
-  sum_args a = args_of(x, NULL, mean, 0);
-  return pw_sum_sqdev_f32(&a, 0, n);
-}
-double kn_sum_prod_f32(const void *x, const void *y, size_t n) {
-  sum_args a = args_of(x, y, 0, 0);
-  return pw_sum_prod_f32(&a, 0, n);
-}
-double kn_sum_sq_c(const void *z, size_t n) {
-  sum_args a = args_of(z, NULL, 0, 0);
-  return pw_sum_sq_c(&a, 0, n);
-}
-double kn_sum_abs_c(const void *z, size_t n) {
-  sum_args a = args_of(z, NULL, 0, 0);
-  return pw_sum_abs_c(&a, 0, n);
-}
+/* The public entry points: a pairwise sum over x alone, over x around a
+** mean (or a complex mean), and over x and y. */
+#define DEF_SUM_X(NAME, PW) \
+  double NAME(const void *x, size_t n) { sum_args a = args_of(x, NULL, 0, 0); return PW(&a, 0, n); }
+#define DEF_SUM_MEAN(NAME, PW) \
+  double NAME(const void *x, double mean, size_t n) { sum_args a = args_of(x, NULL, mean, 0); return PW(&a, 0, n); }
+#define DEF_SUM_XY(NAME, PW) \
+  double NAME(const void *x, const void *y, size_t n) { sum_args a = args_of(x, y, 0, 0); return PW(&a, 0, n); }
+
+DEF_SUM_X(kn_sum, pw_sum)
+DEF_SUM_X(kn_sum_sq, pw_sum_sq)
+DEF_SUM_X(kn_sum_abs, pw_sum_abs)
+DEF_SUM_MEAN(kn_sum_sqdev, pw_sum_sqdev)
+DEF_SUM_XY(kn_sum_prod, pw_sum_prod)
+DEF_SUM_X(kn_sum_f32, pw_sum_f32)
+DEF_SUM_X(kn_sum_sq_f32, pw_sum_sq_f32)
+DEF_SUM_X(kn_sum_abs_f32, pw_sum_abs_f32)
+DEF_SUM_MEAN(kn_sum_sqdev_f32, pw_sum_sqdev_f32)
+DEF_SUM_XY(kn_sum_prod_f32, pw_sum_prod_f32)
+DEF_SUM_X(kn_sum_sq_c, pw_sum_sq_c)
+DEF_SUM_X(kn_sum_abs_c, pw_sum_abs_c)
+
 double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
   sum_args a = args_of(z, NULL, mean_re, mean_im);
   return pw_sum_sqdev_c(&a, 0, n);
