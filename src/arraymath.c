@@ -503,18 +503,8 @@ int am_run(const am_op *op, const npy_array *a, const npy_array *b, const npy_ar
 
 unsigned char *am_scratch(void) { return ar_malloc(AM_SCRATCH); }
 
-static const char numpy_stype[] = AR_STYPE_NUMPY;
-
 void am_item_spec(ar_item_spec *spec, ar_span key, const npy_array *res, char *dtname) {
-  memset(spec, 0, sizeof(*spec));
-  dt_name(res->dtype, dtname);
-  spec->key = key;
-  spec->dtype.p = (const unsigned char *)dtname;
-  spec->dtype.n = strlen(dtname);
-  spec->stype.p = (const unsigned char *)numpy_stype;
-  spec->stype.n = sizeof(numpy_stype) - 1;
-  spec->ndim = res->ndim;
-  spec->shape = res->shape;
+  ar_item_spec_array(spec, key, res, dtname);
   spec->data_head.n = npy_header_size(res->dtype, res->ndim, res->shape, res->fortran_order);
   spec->data.n = res->nbytes;
 }

@@ -503,6 +503,20 @@ void ar_write_item_head(ar_buf *out, const ar_item_spec *spec) {
   }
 }
 
+static const char numpy_stype[] = AR_STYPE_NUMPY;
+
+void ar_item_spec_array(ar_item_spec *spec, ar_span key, const npy_array *a, char *dtname) {
+  memset(spec, 0, sizeof(*spec));
+  dt_name(a->dtype, dtname);
+  spec->key = key;
+  spec->dtype.p = (const unsigned char *)dtname;
+  spec->dtype.n = strlen(dtname);
+  spec->stype.p = (const unsigned char *)numpy_stype;
+  spec->stype.n = sizeof(numpy_stype) - 1;
+  spec->ndim = a->ndim;
+  spec->shape = a->shape;
+}
+
 void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape) {
   memset(spec, 0, sizeof(*spec));
   spec->key = item->key;

@@ -84,6 +84,11 @@ void ar_write_item(ar_buf *out, const ar_item_spec *spec);
 ** in place append exactly that many bytes after it. */
 void ar_write_item_head(ar_buf *out, const ar_item_spec *spec);
 
+/* The spec of an item holding the array `a` as Flower's Array(ndarray) does:
+** dtype str(a.dtype), a's shape, stype "numpy.ndarray"; the data is left
+** empty for the caller. dtname holds DT_NAME_MAX bytes. */
+void ar_item_spec_array(ar_item_spec *spec, ar_span key, const npy_array *a, char *dtname);
+
 /* A spec that re-encodes a parsed item as is (shape must hold AR_MAX_DIMS). */
 void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape);
 

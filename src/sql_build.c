@@ -32,19 +32,9 @@ typedef struct entry {
   ar_span npy_bytes;
 } entry;
 
-static const char numpy_stype[] = AR_STYPE_NUMPY;
-
 /* Spec for a new .npy value; dtname holds DT_NAME_MAX bytes. */
 static void npy_spec(ar_item_spec *spec, ar_span key, const npy_array *a, ar_span bytes, char *dtname) {
-  memset(spec, 0, sizeof(*spec));
-  dt_name(a->dtype, dtname);
-  spec->key = key;
-  spec->dtype.p = (const unsigned char *)dtname;
-  spec->dtype.n = strlen(dtname);
-  spec->stype.p = (const unsigned char *)numpy_stype;
-  spec->stype.n = sizeof(numpy_stype) - 1;
-  spec->ndim = a->ndim;
-  spec->shape = a->shape;
+  ar_item_spec_array(spec, key, a, dtname);
   spec->data = bytes;
 }
 
