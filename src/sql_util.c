@@ -226,6 +226,31 @@ const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
   return *owned;
 }
 
+int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab) {
+  sqlite3_vtab *vtab;
+  int rc = sqlite3_declare_vtab(db, schema);
+  if (rc != SQLITE_OK) return rc;
+  vtab = sqlite3_malloc(sizeof(*vtab));
+  if (!vtab) return SQLITE_NOMEM;
+  memset(vtab, 0, sizeof(*vtab));
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = vtab;
+  return SQLITE_OK;
+}
+
+int sql_vtab_disconnect(sqlite3_vtab *vtab) {
+  sqlite3_free(vtab);
+  return SQLITE_OK;
+}
+
+int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor) {
+  sqlite3_vtab_cursor *cur = sqlite3_malloc64(size);
+  if (!cur) return SQLITE_NOMEM;
+  memset(cur, 0, size);
+  *ppCursor = cur;
+  return SQLITE_OK;
+}
+
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   int i, seen = 0;
   for (i = 0; i < info->nConstraint; i++) {

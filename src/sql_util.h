@@ -75,6 +75,14 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 ** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
 const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 
+/* The parts every eponymous table-valued function shares: xConnect declares
+** the schema, allocates a plain sqlite3_vtab and marks the table innocuous;
+** xDisconnect frees it; sql_vtab_open allocates a zeroed cursor of `size`
+** bytes (its first member a sqlite3_vtab_cursor). */
+int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab);
+int sql_vtab_disconnect(sqlite3_vtab *vtab);
+int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
+
 /* xBestIndex for a table-valued function with one required hidden argument
 ** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
 ** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),

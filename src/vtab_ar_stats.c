@@ -58,38 +58,20 @@ typedef struct stats_cursor {
 } stats_cursor;
 
 static int stats_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                         char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
+                        char **pzErr) {
   (void)aux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db,
-                            "CREATE TABLE x(key TEXT, dtype TEXT, shape TEXT, numel INTEGER, min ANY, max ANY,"
-                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, rec HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
-}
-
-static int stats_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
+  return sql_vtab_connect(db, "CREATE TABLE x(key TEXT, dtype TEXT, shape TEXT, numel INTEGER, min ANY, max ANY,"
+                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, rec HIDDEN)", ppVtab);
 }
 
 static int stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
-  stats_cursor *cur = sqlite3_malloc(sizeof(*cur));
+  int rc = sql_vtab_open(sizeof(stats_cursor), ppCursor);
   (void)vtab;
-  if (!cur) return SQLITE_NOMEM;
-  memset(cur, 0, sizeof(*cur));
-  ar_record_init(&cur->rec);
-  *ppCursor = &cur->base;
-  return SQLITE_OK;
+  if (rc == SQLITE_OK) ar_record_init(&((stats_cursor *)*ppCursor)->rec);
+  return rc;
 }
 
 static int stats_close(sqlite3_vtab_cursor *base) {
@@ -214,7 +196,7 @@ static sqlite3_module ar_stats_module = {
     .iVersion = 0,
     .xConnect = stats_connect,
     .xBestIndex = stats_best_index,
-    .xDisconnect = stats_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = stats_open,
     .xClose = stats_close,
     .xFilter = stats_filter,

@@ -31,34 +31,16 @@ typedef struct each_cursor {
 
 static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
                         char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
   (void)aux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
-}
-
-static int each_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
+  return sql_vtab_connect(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)", ppVtab);
 }
 
 static int each_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
-  each_cursor *cur = sqlite3_malloc(sizeof(*cur));
   (void)vtab;
-  if (!cur) return SQLITE_NOMEM;
-  memset(cur, 0, sizeof(*cur));
-  *ppCursor = &cur->base;
-  return SQLITE_OK;
+  return sql_vtab_open(sizeof(each_cursor), ppCursor);
 }
 
 static int each_close(sqlite3_vtab_cursor *base) {
@@ -152,7 +134,7 @@ static sqlite3_module npy_each_module = {
     .iVersion = 0,
     .xConnect = each_connect,
     .xBestIndex = each_best_index,
-    .xDisconnect = each_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = each_open,
     .xClose = each_close,
     .xFilter = each_filter,
