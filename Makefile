@@ -33,20 +33,31 @@ CODEC_SRC += src/sha256.c src/json_read.c src/flower_object.c src/safetensors.c 
 SQL_SRC   += src/sql_flower.c src/vtab_ar_objects.c src/sql_formats.c
 HEADERS   := $(wildcard src/*.h)
 
+# Numeric code (no SQLite calls either) is built as objects with -O3 so the
+# compiler vectorizes its loops, and without FMA contraction so results do not
+# depend on the target CPU.
+MATH_SRC  := src/kernels.c src/arraymath.c
+MATH_OPT  ?= -O3 -ffp-contract=off
+MATH_OBJ  := $(MATH_SRC:src/%.c=$(BUILD)/%.o)
+SQL_SRC   += src/sql_math.c src/sql_record_math.c src/sql_aggregate.c src/vtab_ar_stats.c
+
 .PHONY: all test demo clean install uninstall
 
 all: $(EXT)
 
-$(EXT): $(CODEC_SRC) $(SQL_SRC) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) -lm -lz
+$(EXT): $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) -lm -lz
+
+$(MATH_OBJ): $(BUILD)/%.o: src/%.c $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) $(MATH_OPT) -fPIC -c -o $@ $<
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
 # C unit tests of the codecs, with a counting allocator.
 UNIT_SRC := $(wildcard tests/c/test_*.c)
-$(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) -lm -lz
+$(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(MATH_SRC) $(HEADERS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) $(MATH_SRC) -lm -lz
 
 # The SQL test host: runs .sql files and prints results in a stable format.
 $(BUILD)/sqlrun: tests/host/sqlrun.c | $(BUILD)
@@ -68,3 +79,15 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD)
+
+# Speed targets, measured side by side and printed (never asserted in tests):
+# `make bench`, or `make bench QUICK=1` for data about ten times smaller.
+.PHONY: bench
+bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so
+	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
+
+$(BUILD)/bench_memcpy: bench/memcpy.c | $(BUILD)
+	$(CC) $(WARN) -O2 -o $@ bench/memcpy.c
+
+$(BUILD)/bench_noop.so: bench/noop.c | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ bench/noop.c

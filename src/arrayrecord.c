@@ -59,5 +59,9 @@ int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_rou
   if ((rc = sql_flower_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = vtab_ar_objects_register(db)) != SQLITE_OK) return rc;
   if ((rc = sql_formats_register(db, pzErrMsg)) != SQLITE_OK) return rc;
+  if ((rc = sql_math_register(db, pzErrMsg)) != SQLITE_OK) return rc;
+  if ((rc = sql_record_math_register(db, pzErrMsg)) != SQLITE_OK) return rc;
+  if ((rc = sql_aggregate_register(db, pzErrMsg)) != SQLITE_OK) return rc;
+  if ((rc = vtab_ar_stats_register(db)) != SQLITE_OK) return rc;
   return SQLITE_OK;
 }

@@ -78,8 +78,12 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
   if (size_add(b->n, extra, &need) || need > b->limit) return b->rc = CODEC_TOOBIG;
   if (need <= b->cap) return CODEC_OK;
   /* Grow geometrically so appends stay amortised O(1), but never past the
-  ** limit: a result that fits must not fail for want of headroom. */
+  ** limit: a result that fits must not fail for want of headroom. The first
+  ** allocation is the size asked for: callers that know a result's size
+  ** reserve it up front, and a power-of-two rounding would waste up to half
+  ** of a large result. */
   cap = b->cap < 64 ? 64 : b->cap;
+  if (!b->cap && need > cap) cap = need;
   while (cap < need) cap = (cap > UINT64_MAX / 2) ? need : cap * 2;
   if (cap > b->limit) cap = b->limit;
   p = ar_realloc(b->p, cap);

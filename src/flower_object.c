@@ -649,7 +649,7 @@ static int write_item(fo_inflater *f, const json_str *key, const fo_entry *a) {
   spec.ndim = b.ndim;
   spec.shape = b.shape;
   spec.data.n = b.data_len;
-  ar_write_item_prefix(f->out, &spec);
+  ar_write_item_head(f->out, &spec);
   if ((rc = read_chunk_ids(f, a, &b.chunks_at, &b.data_len, 1)) != CODEC_OK) return rc;
   if (f->out->rc) return buf_error(f->out, f->err);
   return CODEC_OK;

@@ -547,7 +547,15 @@ int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int 
   return js_walk(&j, &sh, *d, dst);
 }
 
-int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err) {
+/* A shape entry: a non-negative integer, or -1 when `unknown` allows it. */
+static int shape_leaf_ok(const jleaf *leaf, int unknown) {
+  if (leaf->kind != LEAF_INT || leaf->mag_overflow || leaf->mag > INT64_MAX) return 0;
+  return !leaf->negative || (unknown && leaf->mag == 1);
+}
+
+static int parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, int unknown, codec_err *err) {
+  const char *what = unknown ? "shape must be a JSON array of non-negative integers (one may be -1)"
+                             : "shape must be a JSON array of non-negative integers";
   jscan j = {s, 0, n, err};
   int count = 0;
   js_space(&j);
@@ -556,13 +564,12 @@ int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec
     jleaf leaf;
     int rc = js_leaf(&j, &leaf);
     js_space(&j);
-    if (rc || leaf.kind != LEAF_INT || leaf.negative || leaf.mag_overflow || leaf.mag > INT64_MAX || j.pos != n)
-      return codec_fail(err, CODEC_CORRUPT, "shape must be a JSON array of non-negative integers");
-    shape[0] = (int64_t)leaf.mag;
+    if (rc || !shape_leaf_ok(&leaf, unknown) || j.pos != n) return codec_fail(err, CODEC_CORRUPT, "%s", what);
+    shape[0] = leaf.negative ? -1 : (int64_t)leaf.mag;
     *ndim = 1;
     return CODEC_OK;
   }
-  if (j.pos >= n) return codec_fail(err, CODEC_CORRUPT, "shape must be a JSON array of non-negative integers");
+  if (j.pos >= n) return codec_fail(err, CODEC_CORRUPT, "%s", what);
   j.pos++;
   js_space(&j);
   if (j.pos < n && s[j.pos] == ']') {
@@ -571,11 +578,10 @@ int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec
     for (;;) {
       jleaf leaf;
       js_space(&j);
-      if (j.pos >= n || js_leaf(&j, &leaf) != CODEC_OK || leaf.kind != LEAF_INT || leaf.negative ||
-          leaf.mag_overflow || leaf.mag > INT64_MAX)
-        return codec_fail(err, CODEC_CORRUPT, "shape must be a JSON array of non-negative integers");
+      if (j.pos >= n || js_leaf(&j, &leaf) != CODEC_OK || !shape_leaf_ok(&leaf, unknown))
+        return codec_fail(err, CODEC_CORRUPT, "%s", what);
       if (count >= NPY_MAX_DIMS) return codec_fail(err, CODEC_CORRUPT, "shape has more than %d dimensions", NPY_MAX_DIMS);
-      shape[count++] = (int64_t)leaf.mag;
+      shape[count++] = leaf.negative ? -1 : (int64_t)leaf.mag;
       js_space(&j);
       if (j.pos < n && s[j.pos] == ',') {
         j.pos++;
@@ -585,11 +591,19 @@ int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec
         j.pos++;
         break;
       }
-      return codec_fail(err, CODEC_CORRUPT, "shape must be a JSON array of non-negative integers");
+      return codec_fail(err, CODEC_CORRUPT, "%s", what);
     }
   }
   js_space(&j);
-  if (j.pos != n) return codec_fail(err, CODEC_CORRUPT, "shape must be a JSON array of non-negative integers");
+  if (j.pos != n) return codec_fail(err, CODEC_CORRUPT, "%s", what);
   *ndim = count;
   return CODEC_OK;
+}
+
+int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err) {
+  return parse_shape(s, n, ndim, shape, 0, err);
+}
+
+int json_parse_newshape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err) {
+  return parse_shape(s, n, ndim, shape, 1, err);
 }

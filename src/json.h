@@ -36,6 +36,9 @@ void json_put_array(ar_buf *out, const unsigned char *cdata, dt_dtype d, int ndi
 /* Parse a shape: a JSON array of non-negative integers ("[2,3]", "[]"), or a
 ** single integer ("5" means [5]). */
 int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err);
+/* The same, except that entries may be -1 (an unknown dimension, as in
+** np.reshape); the caller checks there is at most one. */
+int json_parse_newshape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err);
 
 /* Parse nested JSON lists of numbers into a C-order payload of dtype *d.
 ** When has_dtype is 0 the dtype is inferred (bool, int64, uint64 or float64,

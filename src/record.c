@@ -471,7 +471,7 @@ static void put_len_field(ar_buf *out, unsigned char tag, const unsigned char *p
   buf_append(out, p, n);
 }
 
-void ar_write_item_prefix(ar_buf *out, const ar_item_spec *spec) {
+void ar_write_item_head(ar_buf *out, const ar_item_spec *spec) {
   uint64_t shape_len = packed_shape_size(spec), data_len = spec->data_head.n + spec->data.n;
   int k;
   buf_putc(out, 0x0a); /* ArrayRecord.items */
@@ -493,7 +493,7 @@ void ar_write_item_prefix(ar_buf *out, const ar_item_spec *spec) {
 }
 
 void ar_write_item(ar_buf *out, const ar_item_spec *spec) {
-  ar_write_item_prefix(out, spec);
+  ar_write_item_head(out, spec);
   buf_append(out, spec->data_head.p, spec->data_head.n);
   buf_append(out, spec->data.p, spec->data.n);
 }

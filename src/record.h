@@ -83,7 +83,7 @@ void ar_write_item(ar_buf *out, const ar_item_spec *spec);
 ** thing in an item: the caller appends exactly data_head.n + data.n bytes
 ** (data.p may be NULL). Lets data gathered from pieces (chunks, inflated
 ** members) go straight into the record without an intermediate copy. */
-void ar_write_item_prefix(ar_buf *out, const ar_item_spec *spec);
+void ar_write_item_head(ar_buf *out, const ar_item_spec *spec);
 
 /* A spec that re-encodes a parsed item as is (shape must hold AR_MAX_DIMS). */
 void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape);

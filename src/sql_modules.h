@@ -15,5 +15,9 @@ int vtab_npy_each_register(sqlite3 *db);
 int sql_flower_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_objects_register(sqlite3 *db);
 int sql_formats_register(sqlite3 *db, char **pzErrMsg);
+int sql_math_register(sqlite3 *db, char **pzErrMsg);
+int sql_record_math_register(sqlite3 *db, char **pzErrMsg);
+int sql_aggregate_register(sqlite3 *db, char **pzErrMsg);
+int vtab_ar_stats_register(sqlite3 *db);
 
 #endif

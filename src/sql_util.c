@@ -199,6 +199,17 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
   return 1;
 }
 
+int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) {
+    sql_error(ctx, "argument %d must be %s (a number), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *out = sqlite3_value_double(v);
+  return 1;
+}
+
 int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d) {
   const char *s;
   uint64_t n;
@@ -239,6 +250,31 @@ const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
   return *owned;
 }
 
+int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab) {
+  sqlite3_vtab *vtab;
+  int rc = sqlite3_declare_vtab(db, schema);
+  if (rc != SQLITE_OK) return rc;
+  vtab = sqlite3_malloc(sizeof(*vtab));
+  if (!vtab) return SQLITE_NOMEM;
+  memset(vtab, 0, sizeof(*vtab));
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = vtab;
+  return SQLITE_OK;
+}
+
+int sql_vtab_disconnect(sqlite3_vtab *vtab) {
+  sqlite3_free(vtab);
+  return SQLITE_OK;
+}
+
+int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor) {
+  sqlite3_vtab_cursor *cur = sqlite3_malloc64(size);
+  if (!cur) return SQLITE_NOMEM;
+  memset(cur, 0, size);
+  *ppCursor = cur;
+  return SQLITE_OK;
+}
+
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   int i, seen = 0;
   for (i = 0; i < info->nConstraint; i++) {
@@ -258,17 +294,5 @@ int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   if (seen) return SQLITE_CONSTRAINT;
   info->idxNum = 0;
   info->estimatedCost = 1e12;
-  return SQLITE_OK;
-}
-
-int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab) {
-  sqlite3_vtab *vtab;
-  int rc = sqlite3_declare_vtab(db, schema);
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
   return SQLITE_OK;
 }

@@ -66,6 +66,8 @@ int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
 int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec);
 /* A record key: text, or an integer taken as its decimal text. */
 int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
+/* A number (INTEGER or REAL; not text). */
+int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out);
 /* A dtype name such as 'float32' or '<f4'. */
 int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d);
 
@@ -78,14 +80,18 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 ** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
 const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 
+/* The parts every eponymous table-valued function shares: xConnect declares
+** the schema, allocates a plain sqlite3_vtab and marks the table innocuous;
+** xDisconnect frees it; sql_vtab_open allocates a zeroed cursor of `size`
+** bytes (its first member a sqlite3_vtab_cursor). */
+int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab);
+int sql_vtab_disconnect(sqlite3_vtab *vtab);
+int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
+
 /* xBestIndex for a table-valued function with one required hidden argument
 ** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
 ** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),
 ** and leaves idxNum 0 when it is absent so xFilter can say so. */
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col);
-
-/* xConnect of an eponymous table-valued function: declares the schema and
-** allocates a plain sqlite3_vtab, marked innocuous. */
-int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab);
 
 #endif

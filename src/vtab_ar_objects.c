@@ -45,19 +45,14 @@ static int obj_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
   return sql_vtab_connect(db, "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, rec HIDDEN)", ppVtab);
 }
 
-static int obj_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
-
 static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
-  objects_cursor *cur = sqlite3_malloc(sizeof(*cur));
+  objects_cursor *cur;
+  int rc = sql_vtab_open(sizeof(*cur), ppCursor);
   (void)vtab;
-  if (!cur) return SQLITE_NOMEM;
-  memset(cur, 0, sizeof(*cur));
+  if (rc != SQLITE_OK) return rc;
+  cur = (objects_cursor *)*ppCursor;
   ar_record_init(&cur->rec);
   fo_tree_init(&cur->tree);
-  *ppCursor = &cur->base;
   return SQLITE_OK;
 }
 
@@ -152,7 +147,7 @@ static sqlite3_module ar_objects_module = {
     .iVersion = 0,
     .xConnect = obj_connect,
     .xBestIndex = obj_best_index,
-    .xDisconnect = obj_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = obj_open,
     .xClose = obj_close,
     .xFilter = obj_filter,

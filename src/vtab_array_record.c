@@ -46,30 +46,20 @@ typedef struct ar_cursor {
 } ar_cursor;
 
 static int arv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                       char **pzErr) {
+                        char **pzErr) {
   (void)aux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  return sql_vtab_connect(db,
-                          "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
-                          " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)",
-                          ppVtab);
-}
-
-static int arv_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
+  return sql_vtab_connect(db, "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
+                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)", ppVtab);
 }
 
 static int arv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
-  ar_cursor *cur = sqlite3_malloc(sizeof(*cur));
+  int rc = sql_vtab_open(sizeof(ar_cursor), ppCursor);
   (void)vtab;
-  if (!cur) return SQLITE_NOMEM;
-  memset(cur, 0, sizeof(*cur));
-  ar_record_init(&cur->rec);
-  *ppCursor = &cur->base;
-  return SQLITE_OK;
+  if (rc == SQLITE_OK) ar_record_init(&((ar_cursor *)*ppCursor)->rec);
+  return rc;
 }
 
 static int arv_close(sqlite3_vtab_cursor *base) {
@@ -168,7 +158,7 @@ static sqlite3_module array_record_module = {
     .iVersion = 0,
     .xConnect = arv_connect,
     .xBestIndex = arv_best_index,
-    .xDisconnect = arv_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = arv_open,
     .xClose = arv_close,
     .xFilter = arv_filter,

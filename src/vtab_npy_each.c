@@ -39,18 +39,9 @@ static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   return sql_vtab_connect(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)", ppVtab);
 }
 
-static int each_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
-
 static int each_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
-  each_cursor *cur = sqlite3_malloc(sizeof(*cur));
   (void)vtab;
-  if (!cur) return SQLITE_NOMEM;
-  memset(cur, 0, sizeof(*cur));
-  *ppCursor = &cur->base;
-  return SQLITE_OK;
+  return sql_vtab_open(sizeof(each_cursor), ppCursor);
 }
 
 static int each_close(sqlite3_vtab_cursor *base) {
@@ -148,7 +139,7 @@ static sqlite3_module npy_each_module = {
     .iVersion = 0,
     .xConnect = each_connect,
     .xBestIndex = each_best_index,
-    .xDisconnect = each_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = each_open,
     .xClose = each_close,
     .xFilter = each_filter,

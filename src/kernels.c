@@ -1,0 +1,954 @@
+/*
+** kernels.c — typed numeric loops (see kernels.h).
+**
+** Every loop reads and writes elements with memcpy (no alignment needed) and
+** is simple enough for the vectorizer; the few that compilers will not
+** vectorize on their own (NaN-propagating min/max) use GCC/Clang vector
+** extensions, which lower to SSE2 on x86-64 and to scalar code elsewhere.
+*/
+#include "kernels.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+typedef unsigned char uchar;
+
+/* --- element access ------------------------------------------------------ */
+
+#define DEF_LD(NAME, T)                                      \
+  static inline T NAME(const uchar *p, size_t i) {           \
+    T v;                                                     \
+    memcpy(&v, p + i * sizeof(T), sizeof(T));                \
+    return v;                                                \
+  }
+#define DEF_ST(NAME, T) \
+  static inline void NAME(uchar *p, size_t i, T v) { memcpy(p + i * sizeof(T), &v, sizeof(T)); }
+
+DEF_LD(ld_u8, uint8_t)
+DEF_LD(ld_i8, int8_t)
+DEF_LD(ld_u16, uint16_t)
+DEF_LD(ld_i16, int16_t)
+DEF_LD(ld_u32, uint32_t)
+DEF_LD(ld_i32, int32_t)
+DEF_LD(ld_u64, uint64_t)
+DEF_LD(ld_i64, int64_t)
+DEF_LD(ld_f32, float)
+DEF_LD(ld_f64, double)
+DEF_ST(st_u8, uint8_t)
+DEF_ST(st_i8, int8_t)
+DEF_ST(st_u16, uint16_t)
+DEF_ST(st_i16, int16_t)
+DEF_ST(st_u32, uint32_t)
+DEF_ST(st_i32, int32_t)
+DEF_ST(st_u64, uint64_t)
+DEF_ST(st_i64, int64_t)
+DEF_ST(st_f32, float)
+DEF_ST(st_f64, double)
+
+/* IEEE half to float without branches, so loops over it vectorize: shift
+** exponent and mantissa into place and rescale by 2^112, which is exact for
+** normal and subnormal halves; infinities and NaNs (payload kept) are
+** patched in. */
+static inline float half_to_float(uint16_t h) {
+  uint32_t em = h & 0x7fffu, bits = em << 13, r;
+  float f;
+  memcpy(&f, &bits, 4);
+  f *= 0x1p112f;
+  memcpy(&r, &f, 4);
+  if (em >= 0x7c00u) r = bits | 0x7f800000u;
+  r |= (uint32_t)(h & 0x8000u) << 16;
+  memcpy(&f, &r, 4);
+  return f;
+}
+
+/* float to IEEE half, rounding to nearest even like dt_double_to_half, with
+** selects instead of branches so loops over it vectorize: normal values
+** round their mantissa with an integer bias; values below 2^-14 are added
+** to 0.5f, whose ulp (2^-24) is the half subnormal step, so the FPU does the
+** rounding; overflow goes to infinity. NaNs keep their payload's top bits
+** (0x7c01 when those are zero), as NumPy's npy_floatbits_to_halfbits. */
+static inline uint16_t float_to_half(float f) {
+  uint32_t x, a, norm, sub, nan, h;
+  float t;
+  memcpy(&x, &f, 4);
+  a = x & 0x7fffffffu;
+  norm = (a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13;
+  memcpy(&t, &a, 4);
+  t += 0.5f;
+  memcpy(&sub, &t, 4);
+  sub -= 0x3f000000u;
+  nan = 0x7c00u | ((a >> 13) & 0x3ffu);
+  nan |= (nan & 0x3ffu) ? 0u : 1u;
+  h = a < 0x38800000u ? sub : norm;
+  h = a >= 0x47800000u ? 0x7c00u : h;
+  h = a > 0x7f800000u ? nan : h;
+  return (uint16_t)(((x >> 16) & 0x8000u) | h);
+}
+
+static inline float ld_f16(const uchar *p, size_t i) { return half_to_float(ld_u16(p, i)); }
+static inline void st_f16(uchar *p, size_t i, double v) { st_u16(p, i, dt_double_to_half(v)); }
+
+/* --- pairwise summation across blocks ---------------------------------- */
+
+void kn_cascade_init(kn_cascade *c) { c->count = 0; }
+
+void kn_cascade_add(kn_cascade *c, double v) {
+  uint64_t cnt = c->count;
+  int k = 0;
+  while (cnt & 1) {
+    v = c->level[k++] + v;
+    cnt >>= 1;
+  }
+  c->level[k] = v;
+  c->count++;
+}
+
+double kn_cascade_sum(const kn_cascade *c) {
+  double s = 0;
+  int k, first = 1;
+  for (k = 0; k < 64; k++) {
+    if ((c->count >> k) & 1) {
+      s = first ? c->level[k] : c->level[k] + s;
+      first = 0;
+    }
+  }
+  return s;
+}
+
+/* --- conversions ---------------------------------------------------------- */
+
+/* dst[i] = (DT)LD(s, i) for every integer and float source type; the
+** complex and bool cases differ per target and are written out. */
+#define CONVERT_REAL_CASES(DT)                                                  \
+  case DT_INT8: for (i = 0; i < n; i++) dst[i] = (DT)ld_i8(s, i); break;        \
+  case DT_INT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_i16(s, i); break;      \
+  case DT_INT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_i32(s, i); break;      \
+  case DT_INT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_i64(s, i); break;      \
+  case DT_UINT8: for (i = 0; i < n; i++) dst[i] = (DT)ld_u8(s, i); break;       \
+  case DT_UINT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_u16(s, i); break;     \
+  case DT_UINT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_u32(s, i); break;     \
+  case DT_UINT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_u64(s, i); break;     \
+  case DT_FLOAT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_f16(s, i); break;    \
+  case DT_FLOAT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_f32(s, i); break;    \
+  case DT_FLOAT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_f64(s, i); break;    \
+  case DT_BOOL: for (i = 0; i < n; i++) dst[i] = (DT)(ld_u8(s, i) != 0); break
+
+void kn_to_f64(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
+  const uchar *s = src;
+  size_t i;
+  switch (t) {
+    CONVERT_REAL_CASES(double);
+    case DT_COMPLEX64: for (i = 0; i < n; i++) dst[i] = ld_f32(s, 2 * i); break;
+    default: for (i = 0; i < n; i++) dst[i] = ld_f64(s, 2 * i); break;
+  }
+}
+
+void kn_to_f32(dt_type t, const void *restrict src, float *restrict dst, size_t n) {
+  const uchar *s = src;
+  size_t i;
+  switch (t) {
+    CONVERT_REAL_CASES(float);
+    case DT_COMPLEX64: for (i = 0; i < n; i++) dst[i] = ld_f32(s, 2 * i); break;
+    default: for (i = 0; i < n; i++) dst[i] = (float)ld_f64(s, 2 * i); break;
+  }
+}
+
+void kn_to_c128(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
+  const uchar *s = src;
+  size_t i;
+  if (t == DT_COMPLEX128) {
+    memcpy(dst, src, n * 16);
+  } else if (t == DT_COMPLEX64) {
+    for (i = 0; i < 2 * n; i++) dst[i] = ld_f32(s, i);
+  } else {
+    /* Real values into the first half, then spread them out backwards. */
+    kn_to_f64(t, src, dst, n);
+    for (i = n; i-- > 0;) {
+      dst[2 * i] = dst[i];
+      dst[2 * i + 1] = 0;
+    }
+  }
+}
+
+void kn_to_c64(dt_type t, const void *restrict src, float *restrict dst, size_t n) {
+  const uchar *s = src;
+  size_t i;
+  if (t == DT_COMPLEX64) {
+    memcpy(dst, src, n * 8);
+  } else if (t == DT_COMPLEX128) {
+    for (i = 0; i < 2 * n; i++) dst[i] = (float)ld_f64(s, i);
+  } else {
+    kn_to_f32(t, src, dst, n);
+    for (i = n; i-- > 0;) {
+      dst[2 * i] = dst[i];
+      dst[2 * i + 1] = 0;
+    }
+  }
+}
+
+void kn_to_i64(dt_type t, const void *restrict src, int64_t *restrict dst, size_t n) {
+  const uchar *s = src;
+  size_t i;
+  switch (t) {
+    case DT_BOOL: for (i = 0; i < n; i++) dst[i] = ld_u8(s, i) != 0; break;
+    case DT_INT8: for (i = 0; i < n; i++) dst[i] = ld_i8(s, i); break;
+    case DT_INT16: for (i = 0; i < n; i++) dst[i] = ld_i16(s, i); break;
+    case DT_INT32: for (i = 0; i < n; i++) dst[i] = ld_i32(s, i); break;
+    case DT_UINT8: for (i = 0; i < n; i++) dst[i] = ld_u8(s, i); break;
+    case DT_UINT16: for (i = 0; i < n; i++) dst[i] = ld_u16(s, i); break;
+    case DT_UINT32: for (i = 0; i < n; i++) dst[i] = ld_u32(s, i); break;
+    case DT_INT64:
+    case DT_UINT64: memcpy(dst, src, n * 8); break;
+    default: memset(dst, 0, n * 8); break; /* not an integer type: callers never ask */
+  }
+}
+
+void kn_from_f64(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
+  uchar *d = dst;
+  size_t i;
+  switch (t) {
+    case DT_FLOAT16: for (i = 0; i < n; i++) st_f16(d, i, src[i]); break;
+    case DT_FLOAT32: for (i = 0; i < n; i++) st_f32(d, i, (float)src[i]); break;
+    case DT_COMPLEX64:
+      for (i = 0; i < n; i++) {
+        st_f32(d, 2 * i, (float)src[i]);
+        st_f32(d, 2 * i + 1, 0.0f);
+      }
+      break;
+    case DT_COMPLEX128:
+      for (i = 0; i < n; i++) {
+        st_f64(d, 2 * i, src[i]);
+        st_f64(d, 2 * i + 1, 0.0);
+      }
+      break;
+    default: memcpy(dst, src, n * 8); break;
+  }
+}
+
+void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
+  uchar *d = dst;
+  size_t i;
+  if (t == DT_FLOAT16) {
+    for (i = 0; i < n; i++) st_u16(d, i, float_to_half(src[i]));
+  } else {
+    memcpy(dst, src, n * 4);
+  }
+}
+
+void kn_from_c128(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
+  uchar *d = dst;
+  size_t i;
+  if (t == DT_COMPLEX64) {
+    for (i = 0; i < 2 * n; i++) st_f32(d, i, (float)src[i]);
+  } else {
+    memcpy(dst, src, n * 16);
+  }
+}
+
+void kn_from_c64(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
+  (void)t; /* complex64 is the only target */
+  memcpy(dst, src, n * 8);
+}
+
+void kn_from_i64(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) {
+  uchar *d = dst;
+  size_t i;
+  switch (dt_size(t)) {
+    case 1:
+      if (t == DT_BOOL) {
+        for (i = 0; i < n; i++) st_u8(d, i, src[i] != 0);
+      } else {
+        for (i = 0; i < n; i++) st_u8(d, i, (uint8_t)(uint64_t)src[i]);
+      }
+      break;
+    case 2: for (i = 0; i < n; i++) st_u16(d, i, (uint16_t)(uint64_t)src[i]); break;
+    case 4: for (i = 0; i < n; i++) st_u32(d, i, (uint32_t)(uint64_t)src[i]); break;
+    default: memcpy(dst, src, n * 8); break;
+  }
+}
+
+size_t kn_f64_to_int(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
+  uchar *d = dst;
+  int bits = (int)dt_size(t) * 8;
+  int is_unsigned = dt_kind(t) == DT_KIND_UINT;
+  double lo = is_unsigned ? 0.0 : -ldexp(1.0, bits - 1);
+  double hi = ldexp(1.0, is_unsigned ? bits : bits - 1);
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double x = trunc(src[i]); /* NaN and infinities fail the range test */
+    uint64_t u;
+    if (!(x >= lo && x < hi)) return i;
+    if (is_unsigned) {
+      u = (uint64_t)x;
+    } else {
+      int64_t s = (int64_t)x;
+      memcpy(&u, &s, 8);
+    }
+    switch (bits) {
+      case 8: st_u8(d, i, (uint8_t)u); break;
+      case 16: st_u16(d, i, (uint16_t)u); break;
+      case 32: st_u32(d, i, (uint32_t)u); break;
+      default: memcpy(d + 8 * i, &u, 8); break;
+    }
+  }
+  return n;
+}
+
+/* --- elementwise arithmetic ----------------------------------------------- */
+
+#define BINARY_LOOPS(LD, ST, T)                                                         \
+  switch (op) {                                                                         \
+    case KN_ADD: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) + LD(pb, i))); break;   \
+    case KN_SUB: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) - LD(pb, i))); break;   \
+    default: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) * LD(pb, i))); break;       \
+  }
+
+void kn_binary_f64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  const uchar *pa = a, *pb = b;
+  uchar *o = out;
+  size_t i;
+  BINARY_LOOPS(ld_f64, st_f64, double)
+}
+
+void kn_binary_f32(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  const uchar *pa = a, *pb = b;
+  uchar *o = out;
+  size_t i;
+  BINARY_LOOPS(ld_f32, st_f32, float)
+}
+
+void kn_binary_i64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  const uchar *pa = a, *pb = b;
+  uchar *o = out;
+  size_t i;
+  /* Unsigned arithmetic wraps without undefined behaviour; the bits are the
+  ** two's complement result NumPy gives. */
+  BINARY_LOOPS(ld_u64, st_u64, uint64_t)
+}
+
+#define COMPLEX_LOOPS(LD, ST)                                            \
+  for (i = 0; i < n; i++) {                                              \
+    ar = LD(pa, 2 * i), ai = LD(pa, 2 * i + 1);                          \
+    br = LD(pb, 2 * i), bi = LD(pb, 2 * i + 1);                          \
+    switch (op) {                                                        \
+      case KN_ADD: rr = ar + br, ri = ai + bi; break;                    \
+      case KN_SUB: rr = ar - br, ri = ai - bi; break;                    \
+      default: rr = ar * br - ai * bi, ri = ar * bi + ai * br; break;    \
+    }                                                                    \
+    ST(o, 2 * i, rr);                                                    \
+    ST(o, 2 * i + 1, ri);                                                \
+  }
+
+void kn_binary_c128(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  const uchar *pa = a, *pb = b;
+  uchar *o = out;
+  double ar, ai, br, bi, rr, ri;
+  size_t i;
+  COMPLEX_LOOPS(ld_f64, st_f64)
+}
+
+void kn_binary_c64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  const uchar *pa = a, *pb = b;
+  uchar *o = out;
+  float ar, ai, br, bi, rr, ri;
+  size_t i;
+  COMPLEX_LOOPS(ld_f32, st_f32)
+}
+
+void kn_scale_f64(const void *x, double s, void *restrict out, size_t n) {
+  const uchar *p = x;
+  uchar *o = out;
+  size_t i;
+  for (i = 0; i < n; i++) st_f64(o, i, ld_f64(p, i) * s);
+}
+
+void kn_scale_f32(const void *x, float s, void *restrict out, size_t n) {
+  const uchar *p = x;
+  uchar *o = out;
+  size_t i;
+  for (i = 0; i < n; i++) st_f32(o, i, ld_f32(p, i) * s);
+}
+
+/* x * (s + 0i) with the full product, so inf/NaN parts behave as in NumPy
+** (inf * 0 is NaN). */
+#define SCALE_COMPLEX(LD, ST, T)                         \
+  for (i = 0; i < n; i++) {                              \
+    T xr = LD(p, 2 * i), xi = LD(p, 2 * i + 1), z = 0;   \
+    ST(o, 2 * i, xr * s - xi * z);                       \
+    ST(o, 2 * i + 1, xr * z + xi * s);                   \
+  }
+
+void kn_scale_c128(const void *x, double s, void *restrict out, size_t n) {
+  const uchar *p = x;
+  uchar *o = out;
+  size_t i;
+  SCALE_COMPLEX(ld_f64, st_f64, double)
+}
+
+void kn_scale_c64(const void *x, float s, void *restrict out, size_t n) {
+  const uchar *p = x;
+  uchar *o = out;
+  size_t i;
+  SCALE_COMPLEX(ld_f32, st_f32, float)
+}
+
+/* --- pairwise sums -------------------------------------------------------- */
+
+typedef struct sum_args {
+  const uchar *x, *y;
+  double m0, m1;
+} sum_args;
+
+/* NAME(args, lo, n) sums TERM(i) for i in [lo, lo+n) as NumPy's pairwise_sum
+** does: below 8 terms in sequence, up to 128 in 8 interleaved lanes, above
+** that split in two halves (the first a multiple of 8). */
+#define DEF_PAIRWISE(NAME, TERM)                                                \
+  static double NAME(const sum_args *a, size_t lo, size_t n) {                  \
+    const uchar *x = a->x, *y = a->y;                                           \
+    double m0 = a->m0, m1 = a->m1;                                              \
+    (void)y, (void)m0, (void)m1;                                                \
+    if (n < 8) {                                                                \
+      double res = 0;                                                           \
+      size_t i;                                                                 \
+      for (i = 0; i < n; i++) res += TERM(lo + i);                              \
+      return res;                                                               \
+    } else if (n <= 128) {                                                      \
+      double r[8], res;                                                         \
+      size_t i, j;                                                              \
+      for (j = 0; j < 8; j++) r[j] = TERM(lo + j);                              \
+      for (i = 8; i + 8 <= n; i += 8)                                           \
+        for (j = 0; j < 8; j++) r[j] += TERM(lo + i + j);                       \
+      res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));  \
+      for (; i < n; i++) res += TERM(lo + i);                                   \
+      return res;                                                               \
+    } else {                                                                    \
+      size_t half = n / 2;                                                      \
+      half -= half % 8;                                                         \
+      return NAME(a, lo, half) + NAME(a, lo + half, n - half);                  \
+    }                                                                           \
+  }
+
+#define T_X(i) ld_f64(x, i)
+#define T_SQ(i) (ld_f64(x, i) * ld_f64(x, i))
+#define T_ABS(i) fabs(ld_f64(x, i))
+#define T_SQDEV(i) ((ld_f64(x, i) - m0) * (ld_f64(x, i) - m0))
+#define T_PROD(i) (ld_f64(x, i) * ld_f64(y, i))
+#define T_SQ_C(i) (ld_f64(x, 2 * (i)) * ld_f64(x, 2 * (i)) + ld_f64(x, 2 * (i) + 1) * ld_f64(x, 2 * (i) + 1))
+#define T_ABS_C(i) hypot(ld_f64(x, 2 * (i)), ld_f64(x, 2 * (i) + 1))
+#define T_SQDEV_C(i)                                                    \
+  ((ld_f64(x, 2 * (i)) - m0) * (ld_f64(x, 2 * (i)) - m0) +              \
+   (ld_f64(x, 2 * (i) + 1) - m1) * (ld_f64(x, 2 * (i) + 1) - m1))
+
+#define T_X32(i) ((double)ld_f32(x, i))
+#define T_SQ32(i) ((double)ld_f32(x, i) * (double)ld_f32(x, i))
+#define T_ABS32(i) fabs((double)ld_f32(x, i))
+#define T_SQDEV32(i) (((double)ld_f32(x, i) - m0) * ((double)ld_f32(x, i) - m0))
+#define T_PROD32(i) ((double)ld_f32(x, i) * (double)ld_f32(y, i))
+
+DEF_PAIRWISE(pw_sum_f32, T_X32)
+DEF_PAIRWISE(pw_sum_sq_f32, T_SQ32)
+DEF_PAIRWISE(pw_sum_abs_f32, T_ABS32)
+DEF_PAIRWISE(pw_sum_sqdev_f32, T_SQDEV32)
+DEF_PAIRWISE(pw_sum_prod_f32, T_PROD32)
+DEF_PAIRWISE(pw_sum, T_X)
+DEF_PAIRWISE(pw_sum_sq, T_SQ)
+DEF_PAIRWISE(pw_sum_abs, T_ABS)
+DEF_PAIRWISE(pw_sum_sqdev, T_SQDEV)
+DEF_PAIRWISE(pw_sum_prod, T_PROD)
+DEF_PAIRWISE(pw_sum_sq_c, T_SQ_C)
+DEF_PAIRWISE(pw_sum_abs_c, T_ABS_C)
+DEF_PAIRWISE(pw_sum_sqdev_c, T_SQDEV_C)
+
+static sum_args args_of(const void *x, const void *y, double m0, double m1) {
+  sum_args a;
+  a.x = x;
+  a.y = y;
+  a.m0 = m0;
+  a.m1 = m1;
+  return a;
+}
+
+/* The public entry points: a pairwise sum over x alone, over x around a
+** mean (or a complex mean), and over x and y. */
+#define DEF_SUM_X(NAME, PW) \
+  double NAME(const void *x, size_t n) { sum_args a = args_of(x, NULL, 0, 0); return PW(&a, 0, n); }
+#define DEF_SUM_MEAN(NAME, PW) \
+  double NAME(const void *x, double mean, size_t n) { sum_args a = args_of(x, NULL, mean, 0); return PW(&a, 0, n); }
+#define DEF_SUM_XY(NAME, PW) \
+  double NAME(const void *x, const void *y, size_t n) { sum_args a = args_of(x, y, 0, 0); return PW(&a, 0, n); }
+
+DEF_SUM_X(kn_sum, pw_sum)
+DEF_SUM_X(kn_sum_sq, pw_sum_sq)
+DEF_SUM_X(kn_sum_abs, pw_sum_abs)
+DEF_SUM_MEAN(kn_sum_sqdev, pw_sum_sqdev)
+DEF_SUM_XY(kn_sum_prod, pw_sum_prod)
+DEF_SUM_X(kn_sum_f32, pw_sum_f32)
+DEF_SUM_X(kn_sum_sq_f32, pw_sum_sq_f32)
+DEF_SUM_X(kn_sum_abs_f32, pw_sum_abs_f32)
+DEF_SUM_MEAN(kn_sum_sqdev_f32, pw_sum_sqdev_f32)
+DEF_SUM_XY(kn_sum_prod_f32, pw_sum_prod_f32)
+DEF_SUM_X(kn_sum_sq_c, pw_sum_sq_c)
+DEF_SUM_X(kn_sum_abs_c, pw_sum_abs_c)
+
+double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
+  sum_args a = args_of(z, NULL, mean_re, mean_im);
+  return pw_sum_sqdev_c(&a, 0, n);
+}
+
+void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
+  uint64_t lo = acc[0], hi = acc[1];
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint64_t v = (uint64_t)x[i];
+    lo += v;
+    hi += (lo < v) + (!is_unsigned && x[i] < 0 ? UINT64_MAX : 0); /* carry, sign extension */
+  }
+  acc[0] = lo;
+  acc[1] = hi;
+}
+
+double kn_int128_to_double(const uint64_t acc[2]) {
+  uint64_t lo = acc[0], hi = acc[1];
+  int negative = hi >> 63;
+  double mag;
+  if (negative) { /* two's complement negation of (hi, lo) */
+    lo = ~lo + 1;
+    hi = ~hi + (lo == 0);
+  }
+  /* hi is at most the element count, so hi * 2^64 is exact */
+  mag = ldexp((double)hi, 64) + (double)lo;
+  return negative ? -mag : mag;
+}
+
+/* --- min / max ------------------------------------------------------------ */
+
+/* Compilers keep NaN-propagating min/max scalar (reordering it would change
+** which NaN or signed zero comes out), so the lanes are written with vector
+** extensions: compare, then select by mask; NaNs are tracked on the side. */
+typedef double v2d __attribute__((vector_size(16)));
+typedef int64_t v2l __attribute__((vector_size(16)));
+
+static inline v2d v_select(v2l mask, v2d a, v2d b) { return (v2d)(((v2l)a & mask) | ((v2l)b & ~mask)); }
+
+int kn_minmax(const void *x, size_t n, double *mn, double *mx) {
+  const uchar *p = x;
+  double lo = *mn, hi = *mx;
+  size_t i = 0;
+  int nan = 0, j;
+  if (n >= 8) {
+    v2d l0, l1, h0, h1, a, b;
+    v2l nn = {0, 0};
+    memcpy(&l0, p, 16);
+    memcpy(&l1, p + 16, 16);
+    h0 = l0;
+    h1 = l1;
+    for (i = 0; i + 4 <= n; i += 4) {
+      memcpy(&a, p + 8 * i, 16);
+      memcpy(&b, p + 8 * i + 16, 16);
+      l0 = v_select(a < l0, a, l0);
+      l1 = v_select(b < l1, b, l1);
+      h0 = v_select(a > h0, a, h0);
+      h1 = v_select(b > h1, b, h1);
+      nn |= (a != a) | (b != b);
+    }
+    for (j = 0; j < 2; j++) {
+      if (l0[j] < lo) lo = l0[j];
+      if (l1[j] < lo) lo = l1[j];
+      if (h0[j] > hi) hi = h0[j];
+      if (h1[j] > hi) hi = h1[j];
+    }
+    nan = (nn[0] | nn[1]) != 0;
+  }
+  for (; i < n; i++) {
+    double v = ld_f64(p, i);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+    nan |= v != v;
+  }
+  *mn = lo;
+  *mx = hi;
+  return nan;
+}
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+static inline v4f v4_select(v4i mask, v4f a, v4f b) { return (v4f)(((v4i)a & mask) | ((v4i)b & ~mask)); }
+/* Lane-wise "a < b ? a : b" and "a > b ? a : b" (NaNs are tracked apart).
+** (x86's minps/maxps are exactly this, but memory bandwidth, not these
+** instructions, bounds a large array: measured, they did not pay.) */
+static inline v4f v4_min(v4f a, v4f b) { return v4_select(a < b, a, b); }
+static inline v4f v4_max(v4f a, v4f b) { return v4_select(a > b, a, b); }
+
+int kn_minmax_f32(const void *x, size_t n, float *mn, float *mx) {
+  const uchar *p = x;
+  float lo = *mn, hi = *mx;
+  size_t i = 0;
+  int nan = 0, j, k;
+  if (n >= 16) {
+    v4f l[4], h[4], a[4];
+    v4i nn = {0, 0, 0, 0};
+    for (k = 0; k < 4; k++) {
+      memcpy(&l[k], p + 16 * k, 16);
+      h[k] = l[k];
+    }
+    for (i = 0; i + 16 <= n; i += 16) {
+      for (k = 0; k < 4; k++) {
+        memcpy(&a[k], p + 4 * i + 16 * k, 16);
+        l[k] = v4_min(a[k], l[k]);
+        h[k] = v4_max(a[k], h[k]);
+        nn |= a[k] != a[k];
+      }
+    }
+    for (k = 0; k < 4; k++) {
+      for (j = 0; j < 4; j++) {
+        if (l[k][j] < lo) lo = l[k][j];
+        if (h[k][j] > hi) hi = h[k][j];
+      }
+    }
+    for (j = 0; j < 4; j++) nan |= nn[j] != 0;
+  }
+  for (; i < n; i++) {
+    float v = ld_f32(p, i);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+    nan |= v != v;
+  }
+  *mn = lo;
+  *mx = hi;
+  return nan;
+}
+
+int kn_max_abs_f32(const void *x, size_t n, float *mx) {
+  const uchar *p = x;
+  const v4i absmask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+  float hi = *mx;
+  size_t i = 0;
+  int nan = 0, j;
+  if (n >= 8) {
+    v4f h0 = {hi, hi, hi, hi}, h1 = h0, a, b;
+    v4i nn = {0, 0, 0, 0};
+    for (i = 0; i + 8 <= n; i += 8) {
+      memcpy(&a, p + 4 * i, 16);
+      memcpy(&b, p + 4 * i + 16, 16);
+      a = (v4f)((v4i)a & absmask);
+      b = (v4f)((v4i)b & absmask);
+      h0 = v4_max(a, h0);
+      h1 = v4_max(b, h1);
+      nn |= (a != a) | (b != b);
+    }
+    for (j = 0; j < 4; j++) {
+      if (h0[j] > hi) hi = h0[j];
+      if (h1[j] > hi) hi = h1[j];
+      nan |= nn[j] != 0;
+    }
+  }
+  for (; i < n; i++) {
+    float v = fabsf(ld_f32(p, i));
+    hi = v > hi ? v : hi;
+    nan |= v != v;
+  }
+  *mx = hi;
+  return nan;
+}
+
+uint64_t kn_count_nonfinite_f32(const void *x, size_t n) {
+  const uchar *p = x;
+  uint64_t c = 0;
+  size_t i;
+  for (i = 0; i < n; i++) c += (ld_u32(p, i) & 0x7f800000u) == 0x7f800000u;
+  return c;
+}
+
+int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {
+  const uchar *p = x;
+  double hi = *mx;
+  int nan = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double v = complex_pairs ? hypot(ld_f64(p, 2 * i), ld_f64(p, 2 * i + 1)) : fabs(ld_f64(p, i));
+    hi = v > hi ? v : hi;
+    nan |= v != v;
+  }
+  *mx = hi;
+  return nan;
+}
+
+void kn_minmax_i64(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
+  int64_t lo = *mn, hi = *mx;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  *mn = lo;
+  *mx = hi;
+}
+
+void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
+  uint64_t lo = *mn, hi = *mx;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  *mn = lo;
+  *mx = hi;
+}
+
+static inline int finite_d(double v) { return fabs(v) <= DBL_MAX; }
+
+uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs) {
+  const uchar *p = x;
+  uint64_t c = 0;
+  size_t i;
+  if (complex_pairs) {
+    for (i = 0; i < n; i++) c += !(finite_d(ld_f64(p, 2 * i)) && finite_d(ld_f64(p, 2 * i + 1)));
+  } else {
+    for (i = 0; i < n; i++) c += !finite_d(ld_f64(p, i));
+  }
+  return c;
+}
+
+int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol) {
+  const uchar *pa = a, *pb = b;
+  int ok = 1;
+  size_t i;
+  if (complex_pairs) {
+    for (i = 0; i < n && ok; i++) {
+      double ar = ld_f64(pa, 2 * i), ai = ld_f64(pa, 2 * i + 1);
+      double br = ld_f64(pb, 2 * i), bi = ld_f64(pb, 2 * i + 1);
+      if (finite_d(ar) && finite_d(ai) && finite_d(br) && finite_d(bi)) {
+        ok = hypot(ar - br, ai - bi) <= atol + rtol * hypot(br, bi);
+      } else {
+        ok = ar == br && ai == bi;
+      }
+    }
+  } else {
+    for (i = 0; i < n; i++) {
+      double x = ld_f64(pa, i), y = ld_f64(pb, i);
+      int fin = finite_d(x) & finite_d(y);
+      ok &= fin ? fabs(x - y) <= atol + rtol * fabs(y) : x == y;
+    }
+  }
+  return ok;
+}
+
+/* --- accumulators ------------------------------------------------------- */
+
+#define AXPY_CHUNK 256
+
+void kn_axpy(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
+  const uchar *p = x;
+  size_t i, off;
+  /* float32 and float64 (the usual model weights) are fused; other types go
+  ** through a small double buffer. */
+  if (t == DT_FLOAT32) {
+    if (first) {
+      for (i = 0; i < n; i++) acc[i] = w * (double)ld_f32(p, i);
+    } else {
+      for (i = 0; i < n; i++) acc[i] += w * (double)ld_f32(p, i);
+    }
+    return;
+  }
+  if (t == DT_FLOAT64) {
+    if (first) {
+      for (i = 0; i < n; i++) acc[i] = w * ld_f64(p, i);
+    } else {
+      for (i = 0; i < n; i++) acc[i] += w * ld_f64(p, i);
+    }
+    return;
+  }
+  for (off = 0; off < n; off += AXPY_CHUNK) {
+    double tmp[AXPY_CHUNK];
+    size_t m = n - off < AXPY_CHUNK ? n - off : AXPY_CHUNK;
+    kn_to_f64(t, p + off * dt_size(t), tmp, m);
+    if (first) {
+      for (i = 0; i < m; i++) acc[off + i] = w * tmp[i];
+    } else {
+      for (i = 0; i < m; i++) acc[off + i] += w * tmp[i];
+    }
+  }
+}
+
+void kn_axpy_c(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
+  const uchar *p = x;
+  size_t i, off;
+  for (off = 0; off < n; off += AXPY_CHUNK / 2) {
+    double tmp[AXPY_CHUNK];
+    size_t m = n - off < AXPY_CHUNK / 2 ? n - off : AXPY_CHUNK / 2;
+    kn_to_c128(t, p + off * dt_size(t), tmp, m);
+    if (first) {
+      for (i = 0; i < 2 * m; i++) acc[2 * off + i] = w * tmp[i];
+    } else {
+      for (i = 0; i < 2 * m; i++) acc[2 * off + i] += w * tmp[i];
+    }
+  }
+}
+
+void kn_add_i64(int64_t *restrict acc, const int64_t *restrict x, size_t n, int first) {
+  size_t i;
+  if (first) {
+    memcpy(acc, x, n * 8);
+    return;
+  }
+  for (i = 0; i < n; i++) acc[i] = (int64_t)((uint64_t)acc[i] + (uint64_t)x[i]);
+}
+
+void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst, size_t n) {
+  uchar *d = dst;
+  size_t per = pairs ? 2 : 1, osize = dt_size(t), off, i;
+  /* Divide a chunk into a private buffer first: dst may overlap acc (see
+  ** kernels.h), and a chunk is read completely before any of it is written. */
+  for (off = 0; off < n; off += AXPY_CHUNK / 2) {
+    double tmp[AXPY_CHUNK];
+    size_t m = n - off < AXPY_CHUNK / 2 ? n - off : AXPY_CHUNK / 2;
+    const double *src = acc + off * per;
+    for (i = 0; i < m * per; i++) tmp[i] = src[i] / div;
+    if (pairs) kn_from_c128(t, tmp, d + off * osize, m);
+    else kn_from_f64(t, tmp, d + off * osize, m);
+  }
+}
+
+#define MINMAX_INT(LD, ST, T)                                       \
+  for (i = 0; i < n; i++) {                                         \
+    T a = LD(pa, i), v = LD(px, i);                                 \
+    ST(pa, i, (want_max ? v > a : v < a) ? v : a);                  \
+  }
+#define MINMAX_FLOAT(LD, ST, T)                                     \
+  for (i = 0; i < n; i++) {                                         \
+    T a = LD(pa, i), v = LD(px, i);                                 \
+    ST(pa, i, ((want_max ? v > a : v < a) || v != v) ? v : a);      \
+  }
+
+void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max) {
+  uchar *pa = acc;
+  const uchar *px = x;
+  size_t i;
+  switch (t) {
+    case DT_BOOL:
+      for (i = 0; i < n; i++) {
+        int a = ld_u8(pa, i) != 0, v = ld_u8(px, i) != 0;
+        st_u8(pa, i, (uint8_t)(want_max ? (a | v) : (a & v)));
+      }
+      break;
+    case DT_INT8: MINMAX_INT(ld_i8, st_i8, int8_t) break;
+    case DT_INT16: MINMAX_INT(ld_i16, st_i16, int16_t) break;
+    case DT_INT32: MINMAX_INT(ld_i32, st_i32, int32_t) break;
+    case DT_INT64: MINMAX_INT(ld_i64, st_i64, int64_t) break;
+    case DT_UINT8: MINMAX_INT(ld_u8, st_u8, uint8_t) break;
+    case DT_UINT16: MINMAX_INT(ld_u16, st_u16, uint16_t) break;
+    case DT_UINT32: MINMAX_INT(ld_u32, st_u32, uint32_t) break;
+    case DT_UINT64: MINMAX_INT(ld_u64, st_u64, uint64_t) break;
+    case DT_FLOAT16:
+      for (i = 0; i < n; i++) {
+        float a = ld_f16(pa, i), v = ld_f16(px, i);
+        if ((want_max ? v > a : v < a) || v != v) st_u16(pa, i, ld_u16(px, i));
+      }
+      break;
+    case DT_FLOAT32: MINMAX_FLOAT(ld_f32, st_f32, float) break;
+    case DT_FLOAT64: MINMAX_FLOAT(ld_f64, st_f64, double) break;
+    default: break; /* complex has no order; callers refuse it */
+  }
+}
+
+/* --- order statistics --------------------------------------------------- */
+
+/* NaN sorts last, as in np.sort / np.partition. */
+static inline int before(double a, double b) { return a < b || (b != b && a == a); }
+
+static void insertion_sort(double *v, size_t n) {
+  size_t i, j;
+  for (i = 1; i < n; i++) {
+    double x = v[i];
+    for (j = i; j > 0 && before(x, v[j - 1]); j--) v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+
+static void sift_down(double *v, size_t root, size_t n) {
+  for (;;) {
+    size_t child = 2 * root + 1;
+    double t;
+    if (child >= n) return;
+    if (child + 1 < n && before(v[child], v[child + 1])) child++;
+    if (!before(v[root], v[child])) return;
+    t = v[root];
+    v[root] = v[child];
+    v[child] = t;
+    root = child;
+  }
+}
+
+static void heap_sort(double *v, size_t n) {
+  size_t i;
+  for (i = n / 2; i-- > 0;) sift_down(v, i, n);
+  for (i = n; i-- > 1;) {
+    double t = v[0];
+    v[0] = v[i];
+    v[i] = t;
+    sift_down(v, 0, i);
+  }
+}
+
+/* Reorder v so that v[k] is the value of rank k, smaller ranks before it and
+** larger after (introselect: quickselect with a median-of-three pivot, heap
+** sort if the partitions keep coming out lopsided). */
+static void select_rank(double *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n; /* the rank-k value lies in v[lo, hi) */
+  int budget = 2 * 64;
+  while (hi - lo > 16) {
+    size_t mid = lo + (hi - lo) / 2, i, j;
+    double a = v[lo], b = v[mid], c = v[hi - 1], pivot;
+    if (--budget < 0) {
+      heap_sort(v + lo, hi - lo);
+      return;
+    }
+    /* median of three */
+    if (before(a, b)) pivot = before(b, c) ? b : (before(a, c) ? c : a);
+    else pivot = before(a, c) ? a : (before(b, c) ? c : b);
+    i = lo;
+    j = hi - 1;
+    for (;;) {
+      double t;
+      while (before(v[i], pivot)) i++;
+      while (before(pivot, v[j])) j--;
+      if (i >= j) break;
+      t = v[i];
+      v[i] = v[j];
+      v[j] = t;
+      i++;
+      j--;
+    }
+    /* v[lo..j] <= pivot <= v[j+1..hi) */
+    if (k <= j) hi = j + 1;
+    else lo = j + 1;
+  }
+  insertion_sort(v + lo, hi - lo);
+}
+
+double kn_median(double *v, size_t n) {
+  size_t i, k = n / 2;
+  double hi, lo;
+  for (i = 0; i < n; i++) {
+    if (v[i] != v[i]) return v[i];
+  }
+  select_rank(v, n, k);
+  hi = v[k];
+  if (n % 2) return hi;
+  lo = v[0];
+  for (i = 1; i < k; i++) lo = v[i] > lo ? v[i] : lo;
+  return (lo + hi) / 2;
+}
+
+double kn_trimmed_mean(double *v, size_t n, size_t cut) {
+  size_t i, keep = n - 2 * cut;
+  double s = 0;
+  if (cut) {
+    select_rank(v, n, cut);                         /* ranks < cut before v[cut] */
+    select_rank(v + cut, n - cut, keep - 1);        /* then the middle ranks */
+  }
+  for (i = cut; i < cut + keep; i++) s += v[i];
+  return s / (double)keep;
+}

@@ -1,0 +1,253 @@
+/*
+** test_arraymath.c — whole-array operations: the block iterator over byte
+** orders and memory orders, NumPy's promotion, result layout (order, shape,
+** dtype) and error messages, reductions, and results written as record items.
+** The values of every operation are cross-checked against NumPy in
+** tests/python/test_math_*.py; these tests pin the machinery underneath.
+*/
+#include <math.h>
+#include <stdlib.h>
+
+#include "arraymath.h"
+#include "unit.h"
+
+/* A parsed .npy made from a payload given in storage order. */
+typedef struct test_array {
+  ar_buf file;
+  npy_array a;
+} test_array;
+
+static int make_array(test_array *t, dt_dtype d, int ndim, const int64_t *shape, int fortran, const void *payload,
+                      uint64_t nbytes) {
+  codec_err err;
+  buf_init(&t->file, UINT64_MAX);
+  npy_write_header(&t->file, d, ndim, shape, fortran);
+  buf_append(&t->file, payload, nbytes);
+  return t->file.rc == CODEC_OK && npy_parse(t->file.p, t->file.n, &t->a, &err) == CODEC_OK;
+}
+
+static dt_dtype big(dt_type t) {
+  dt_dtype d = dt_native(t);
+  d.big = (unsigned char)!dt_host_big();
+  return d;
+}
+
+TEST(arraymath_iter_gathers_fortran_in_c_order) {
+  /* A 2x3x4 int16 array stored in Fortran order: element (i,j,k) holds its
+  ** C-order index 12i + 4j + k. Read in C order, the walk must count up. */
+  int64_t shape[3] = {2, 3, 4};
+  int16_t f[24];
+  unsigned char *scratch = am_scratch();
+  test_array t;
+  am_iter it;
+  int i, j, k, pos = 0, block;
+  CHECK(scratch != NULL);
+  for (i = 0; i < 2; i++)
+    for (j = 0; j < 3; j++)
+      for (k = 0; k < 4; k++) f[i + 2 * j + 6 * k] = (int16_t)(12 * i + 4 * j + k);
+  CHECK(make_array(&t, dt_native(DT_INT16), 3, shape, 1, f, sizeof(f)));
+  CHECK(am_is_fortran(&t.a));
+  /* blocks of odd sizes cross rows and planes */
+  for (block = 1; block <= 24; block += 6) {
+    am_iter_init(&it, &t.a, 0, 1);
+    CHECK(!it.direct);
+    for (pos = 0; pos < 24; pos += block) {
+      int m = 24 - pos < block ? 24 - pos : block, e;
+      const unsigned char *p = am_iter_next(&it, (size_t)m, scratch);
+      for (e = 0; e < m; e++) {
+        int16_t v;
+        memcpy(&v, p + 2 * e, 2);
+        CHECK(v == pos + e);
+      }
+    }
+  }
+  /* In its own order the walk is a view: no copy. */
+  am_iter_init(&it, &t.a, 1, 1);
+  CHECK(it.direct && am_iter_next(&it, 24, scratch) == t.a.data);
+  buf_free(&t.file);
+  ar_free(scratch);
+}
+
+TEST(arraymath_iter_c_array_in_fortran_order_swapped) {
+  /* A big-endian 3x2 float32 C array walked in Fortran order: column by
+  ** column, converted to native byte order. */
+  int64_t shape[2] = {3, 2};
+  float c[6] = {0, 1, 2, 3, 4, 5}, want[6] = {0, 2, 4, 1, 3, 5}, got[6];
+  unsigned char *scratch = am_scratch();
+  test_array t;
+  am_iter it;
+  CHECK(scratch != NULL);
+  dt_byteswap((unsigned char *)c, 6, big(DT_FLOAT32));
+  CHECK(make_array(&t, big(DT_FLOAT32), 2, shape, 0, c, sizeof(c)));
+  am_iter_init(&it, &t.a, 1, 1);
+  memcpy(got, am_iter_next(&it, 6, scratch), sizeof(got));
+  CHECK(memcmp(got, want, sizeof(got)) == 0);
+  /* and without conversion the bytes stay big-endian */
+  am_iter_init(&it, &t.a, 0, 0);
+  CHECK(am_iter_next(&it, 6, scratch) == t.a.data);
+  buf_free(&t.file);
+  ar_free(scratch);
+}
+
+TEST(arraymath_fortran_flag_is_about_layout) {
+  /* np.save writes fortran_order only when F-contiguous and not C-contiguous */
+  int64_t s1[2] = {3, 1}, s2[2] = {2, 2}, s0[2] = {0, 5};
+  double z[4] = {0, 0, 0, 0};
+  test_array t;
+  CHECK(make_array(&t, dt_native(DT_FLOAT64), 2, s1, 1, z, 24));
+  CHECK(!am_is_fortran(&t.a));
+  buf_free(&t.file);
+  CHECK(make_array(&t, dt_native(DT_FLOAT64), 2, s2, 1, z, 32));
+  CHECK(am_is_fortran(&t.a));
+  buf_free(&t.file);
+  CHECK(make_array(&t, dt_native(DT_FLOAT64), 2, s0, 1, z, 0));
+  CHECK(!am_is_fortran(&t.a));
+  buf_free(&t.file);
+}
+
+TEST(arraymath_promotion_table_samples) {
+  /* np.promote_types for a sample of pairs (the full table is checked
+  ** against NumPy in tests/python/test_math_npy.py). */
+  CHECK(am_promote(DT_BOOL, DT_BOOL) == DT_BOOL);
+  CHECK(am_promote(DT_BOOL, DT_INT8) == DT_INT8);
+  CHECK(am_promote(DT_UINT8, DT_INT8) == DT_INT16);
+  CHECK(am_promote(DT_UINT32, DT_INT64) == DT_INT64);
+  CHECK(am_promote(DT_UINT64, DT_INT8) == DT_FLOAT64);
+  CHECK(am_promote(DT_INT16, DT_FLOAT16) == DT_FLOAT32);
+  CHECK(am_promote(DT_INT32, DT_FLOAT32) == DT_FLOAT64);
+  CHECK(am_promote(DT_UINT8, DT_FLOAT16) == DT_FLOAT16);
+  CHECK(am_promote(DT_FLOAT64, DT_COMPLEX64) == DT_COMPLEX128);
+  CHECK(am_promote(DT_FLOAT32, DT_COMPLEX64) == DT_COMPLEX64);
+  CHECK(am_promote(DT_INT32, DT_COMPLEX64) == DT_COMPLEX128);
+}
+
+TEST(arraymath_binary_plan_layout_and_errors) {
+  int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+  double d[6] = {0};
+  test_array a, b, s;
+  npy_array res;
+  codec_err err;
+  CHECK(make_array(&a, dt_native(DT_FLOAT32), 2, s23, 1, d, 24));
+  CHECK(make_array(&b, big(DT_INT16), 2, s23, 1, d, 12));
+  CHECK(make_array(&s, dt_native(DT_FLOAT64), 0, s23, 0, d, 8));
+  CHECK(am_binary_plan(KN_ADD, &a.a, &b.a, &res, &err) == CODEC_OK);
+  CHECK(res.dtype.type == DT_FLOAT32 && !dt_swapped(res.dtype) && res.fortran_order && res.nbytes == 24);
+  CHECK(am_binary_plan(KN_MUL, &s.a, &b.a, &res, &err) == CODEC_OK); /* scalar () broadcasts */
+  CHECK(res.dtype.type == DT_FLOAT64 && res.ndim == 2 && res.fortran_order);
+  buf_free(&b.file);
+  CHECK(make_array(&b, dt_native(DT_BOOL), 2, s32, 0, d, 6));
+  CHECK(am_binary_plan(KN_ADD, &a.a, &b.a, &res, &err) == CODEC_RANGE);
+  CHECK_STR(err.msg, "shapes [2,3] and [3,2] differ (arrays combine when their shapes are equal or one is a () scalar)");
+  CHECK(am_binary_plan(KN_SUB, &b.a, &b.a, &res, &err) == CODEC_RANGE);
+  CHECK_STR(err.msg, "boolean subtract is not supported, as in NumPy (cast to an integer type first)");
+  buf_free(&a.file);
+  buf_free(&b.file);
+  buf_free(&s.file);
+}
+
+TEST(arraymath_reshape_rules) {
+  int64_t s23[2] = {2, 3}, want1[3] = {3, -1, 1}, bad[2] = {4, -1}, two[2] = {-1, -1}, z[2] = {-1, 0};
+  int64_t same[3] = {2, 1, 3};
+  float d[6] = {0};
+  test_array a;
+  npy_array res;
+  codec_err err;
+  CHECK(make_array(&a, dt_native(DT_FLOAT32), 2, s23, 1, d, 24));
+  CHECK(am_reshape_plan(&a.a, 3, want1, &res, &err) == CODEC_OK);
+  CHECK(res.shape[1] == 2 && !res.fortran_order); /* a copy into C order */
+  CHECK(am_reshape_plan(&a.a, 3, same, &res, &err) == CODEC_OK);
+  CHECK(res.fortran_order); /* NumPy keeps the Fortran view when only unit dims change */
+  CHECK(am_reshape_plan(&a.a, 2, bad, &res, &err) == CODEC_RANGE);
+  CHECK_STR(err.msg, "cannot reshape an array of 6 elements into shape [4,-1]");
+  CHECK(am_reshape_plan(&a.a, 2, two, &res, &err) == CODEC_RANGE);
+  CHECK_STR(err.msg, "only one dimension can be -1");
+  CHECK(am_reshape_plan(&a.a, 2, z, &res, &err) == CODEC_RANGE);
+  buf_free(&a.file);
+}
+
+TEST(arraymath_cast_error_names_the_c_index) {
+  /* Fortran 2x2 [[1, 2], [nan, 4]]: the NaN is element 2 in C order though
+  ** it is stored second. */
+  int64_t s22[2] = {2, 2};
+  double f[4] = {1, NAN, 2, 4};
+  unsigned char *scratch = am_scratch(), out[4];
+  test_array a;
+  npy_array res;
+  codec_err err;
+  CHECK(scratch != NULL);
+  CHECK(make_array(&a, dt_native(DT_FLOAT64), 2, s22, 1, f, sizeof(f)));
+  am_cast_plan(&a.a, dt_native(DT_INT8), &res);
+  CHECK(res.fortran_order && res.nbytes == 4);
+  CHECK(am_cast_run(&a.a, &res, out, scratch, &err) == CODEC_RANGE);
+  CHECK_STR(err.msg, "cannot cast nan to int8 (element 2)");
+  buf_free(&a.file);
+  ar_free(scratch);
+}
+
+TEST(arraymath_reduce_integers_exactly) {
+  int64_t shape[1] = {4};
+  int64_t v[4] = {INT64_MIN, 5, INT64_MAX, -7};
+  uint64_t u[2] = {UINT64_MAX, 3};
+  unsigned char *scratch = am_scratch();
+  test_array a;
+  am_stats st;
+  CHECK(scratch != NULL);
+  CHECK(make_array(&a, dt_native(DT_INT64), 1, shape, 0, v, sizeof(v)));
+  am_reduce(&a.a, AM_MINMAX | AM_SUM, &st, scratch);
+  CHECK(st.min_kind == DT_KIND_INT && st.imin == INT64_MIN && st.imax == INT64_MAX);
+  buf_free(&a.file);
+  shape[0] = 2;
+  CHECK(make_array(&a, dt_native(DT_UINT64), 1, shape, 0, u, sizeof(u)));
+  am_reduce(&a.a, AM_MINMAX, &st, scratch);
+  CHECK(st.min_kind == DT_KIND_UINT && st.umin == 3 && st.umax == UINT64_MAX);
+  buf_free(&a.file);
+  shape[0] = 0;
+  CHECK(make_array(&a, dt_native(DT_FLOAT32), 1, shape, 0, u, 0));
+  am_reduce(&a.a, AM_MINMAX | AM_SUM | AM_STD, &st, scratch);
+  CHECK(st.min_kind == 0 && st.count == 0 && st.sum_re == 0);
+  buf_free(&a.file);
+  ar_free(scratch);
+}
+
+TEST(arraymath_results_as_record_items) {
+  /* A computed array written as an item parses back as a valid record whose
+  ** array is the .npy numpy.save would write. */
+  int64_t shape[2] = {2, 2};
+  float f[4] = {1, 2, 3, 4};
+  unsigned char *scratch = am_scratch(), *dst;
+  ar_span key = {(const unsigned char *)"fc.w", 4};
+  test_array a;
+  npy_array res, back;
+  ar_record rec;
+  ar_buf out;
+  codec_err err;
+  CHECK(scratch != NULL);
+  CHECK(make_array(&a, dt_native(DT_FLOAT32), 2, shape, 0, f, sizeof(f)));
+  am_scale_plan(&a.a, &res);
+  buf_init(&out, UINT64_MAX);
+  CHECK(am_item_size(key, &res) > res.nbytes);
+  dst = am_begin_item(&out, key, &res);
+  CHECK(dst != NULL);
+  am_scale_run(&a.a, 0.5, &res, dst, scratch);
+  CHECK(out.n == am_item_size(key, &res));
+  ar_record_init(&rec);
+  CHECK(ar_record_parse(&rec, out.p, out.n, &err) == CODEC_OK && rec.n == 1);
+  CHECK(npy_parse(rec.items[0].data.p, rec.items[0].data.n, &back, &err) == CODEC_OK);
+  CHECK(back.dtype.type == DT_FLOAT32 && back.numel == 4);
+  {
+    float g[4];
+    memcpy(g, back.data, 16);
+    CHECK(g[0] == 0.5f && g[3] == 2.0f);
+  }
+  CHECK(rec.items[0].dtype.n == 7 && memcmp(rec.items[0].dtype.p, "float32", 7) == 0);
+  ar_record_clear(&rec);
+  buf_free(&out);
+  buf_free(&a.file);
+  ar_free(scratch);
+}
+
+TEST(arraymath_scratch_allocation_failure) {
+  unit_fail_alloc_after(0);
+  CHECK(am_scratch() == NULL);
+  CHECK(unit_alloc_failed());
+}
