@@ -9,7 +9,7 @@
 
 -- name: layer_norm_jumps
 -- Which layer's weights jumped? The L2 norm of every layer of the global
--- model per round, against the previous round; ratios above 1.5 first.
+-- model per round against the previous round, ratios above 1.5 first.
 WITH norms AS (
   SELECT g.run, g.round, a.key, npy_norm(ar_get(g.rec, a.key)) AS norm
   FROM global_models AS g, array_record(g.rec) AS a

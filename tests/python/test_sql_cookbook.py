@@ -1,0 +1,206 @@
+"""sql/schema.sql, sql/views.sql and sql/queries.sql against a tracking
+database filled here with a simulated federated run whose answers are known:
+round 3 triples every client's fc2.weight (a layer whose norm jumps), and in
+round 2 the client "mallory" sends an update pointing away from everyone
+else's. Each view and each cookbook recipe is checked against NumPy.
+"""
+import os
+import re
+import tempfile
+
+import numpy as np
+
+from arlib import ROOT, connect, load_npy, npy_bytes, record_bytes
+
+CLIENTS = {"alice": 120, "bob": 80, "carol": 200, "mallory": 50}
+ROUNDS = 3
+
+
+def read_sql(name):
+    with open(os.path.join(ROOT, "sql", name), encoding="utf-8") as f:
+        return f.read()
+
+
+def recipes():
+    """{name: sql} from queries.sql's '-- name:' sections (comments kept)."""
+    text = read_sql("queries.sql")
+    parts = re.split(r"^-- name: (\w+)\n", text, flags=re.M)
+    out = {}
+    for name, body in zip(parts[1::2], parts[2::2]):
+        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
+        out[name] = code.split(";")[0].strip() + ";"
+    return out
+
+
+def model(rng, scale=1.0):
+    return {
+        "fc1.weight": (rng.standard_normal((8, 4)) * scale).astype(np.float32),
+        "fc1.bias": (rng.standard_normal(8) * scale).astype(np.float32),
+        "fc2.weight": (rng.standard_normal((3, 8)) * scale).astype(np.float32),
+        "fc2.bias": (rng.standard_normal(3) * scale).astype(np.float32),
+        "bn.num_batches_tracked": np.array(7, dtype=np.int64),
+    }
+
+
+def fedavg(models, weights):
+    """Flower's FedAvg with double accumulation; ints become float64."""
+    total = float(sum(weights))
+    out = {}
+    for key in models[0]:
+        acc = sum(m[key].astype(np.float64) * (w / total) for m, w in zip(models, weights))
+        dtype = models[0][key].dtype
+        out[key] = np.asarray(acc).astype(dtype if dtype.kind in "fc" else np.float64)
+    return out
+
+
+def as_record(m):
+    return record_bytes(list(m.items()))
+
+
+def simulate():
+    rng = np.random.default_rng(42)
+    globals_ = {0: model(rng)}
+    updates = {}
+    for r in range(1, ROUNDS + 1):
+        prev = globals_[r - 1]
+        honest_direction = {k: rng.standard_normal(v.shape).astype(np.float32) * 0.1 for k, v in prev.items()
+                            if k != "bn.num_batches_tracked"}
+        clients = {}
+        for name in CLIENTS:
+            m = {}
+            for k, v in prev.items():
+                if k == "bn.num_batches_tracked":  # an integer buffer, as in PyTorch
+                    m[k] = np.array(7 + r, dtype=np.int64)
+                    continue
+                step = honest_direction[k] + rng.standard_normal(v.shape).astype(np.float32) * 0.01
+                if r == 2 and name == "mallory":
+                    step = -5 * honest_direction[k]
+                m[k] = (v + step).astype(np.float32)
+                if r == 3 and k == "fc2.weight":
+                    m[k] = (m[k] * 3).astype(np.float32)
+            clients[name] = m
+        updates[r] = clients
+        globals_[r] = fedavg(list(clients.values()), list(CLIENTS.values()))
+    return globals_, updates
+
+
+def tracking_db(path):
+    con = connect(path)
+    con.executescript(read_sql("schema.sql"))
+    con.executescript(read_sql("views.sql"))
+    globals_, updates = simulate()
+    con.execute("INSERT INTO runs(run, name, config) VALUES (1, 'sim', '{\"strategy\": \"FedAvg\"}')")
+    for name in CLIENTS:
+        con.execute("INSERT INTO clients(client) VALUES (?)", (name,))
+    for r in range(0, ROUNDS + 1):
+        con.execute("INSERT INTO rounds(run, round) VALUES (1, ?)", (r,))
+        con.execute("INSERT INTO global_models VALUES (1, ?, ?)", (r, as_record(globals_[r])))
+        for name, m in updates.get(r, {}).items():
+            con.execute("INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, ?, ?, ?, ?)",
+                        (r, name, CLIENTS[name], as_record(m)))
+    con.commit()
+    return con, globals_, updates
+
+
+def delta(a, b):
+    """a - b with NumPy's type promotion (float32 - float32 stays float32), as ar_sub."""
+    return {k: (a[k] - b[k]).astype(np.float64) for k in a}
+
+
+def flat(d):
+    return np.concatenate([np.ravel(v) for v in d.values()])
+
+
+def cosine(a, b):
+    a, b = flat(a), flat(b)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_schema_checks_records():
+    with tempfile.TemporaryDirectory() as tmp:
+        con, _, _ = tracking_db(os.path.join(tmp, "t.db"))
+        try:
+            con.execute("INSERT INTO global_models VALUES (1, 0, x'0a')")
+            raise AssertionError("CHECK (ar_valid(rec)) let a broken record in")
+        except Exception as e:  # sqlite3.IntegrityError
+            assert "CHECK constraint failed" in str(e), e
+        plan = " ".join(r[3] for r in con.execute(
+            "EXPLAIN QUERY PLAN SELECT * FROM client_updates WHERE client = 'bob' ORDER BY run, round"))
+        assert "client_updates_by_client" in plan, plan
+
+
+def test_views_match_numpy():
+    with tempfile.TemporaryDirectory() as tmp:
+        con, globals_, updates = tracking_db(os.path.join(tmp, "t.db"))
+        # update_arrays: every array of every update
+        rows = con.execute("SELECT count(*), count(DISTINCT key) FROM update_arrays").fetchone()
+        assert rows == (ROUNDS * len(CLIENTS) * 5, 5), rows
+        assert con.execute("SELECT shape FROM update_arrays WHERE key = 'fc2.weight' LIMIT 1").fetchone() == ("[3,8]",)
+        # round_fedavg equals the NumPy FedAvg
+        for r, clients, n, rec in con.execute("SELECT round, clients, num_examples, rec FROM round_fedavg"):
+            assert clients == len(CLIENTS) and n == sum(CLIENTS.values())
+            for k, v in globals_[r].items():
+                got = load_npy(con.execute("SELECT ar_get(?, ?)", (rec, k)).fetchone()[0])
+                assert got.dtype == v.dtype, (k, got.dtype, v.dtype)
+                np.testing.assert_allclose(got, v, rtol=1e-6, atol=1e-7)
+        # client_update_stats: norms and cosines
+        stats = {(r, c): (n, cg, cm) for r, c, n, cg, cm in con.execute(
+            "SELECT round, client, update_norm, cosine_to_global_update, cosine_to_global_model FROM client_update_stats")}
+        assert len(stats) == ROUNDS * len(CLIENTS)
+        for (r, c), (n, cg, cm) in stats.items():
+            d = delta(updates[r][c], globals_[r - 1])
+            assert abs(n - np.linalg.norm(flat(d))) <= 1e-9 * max(1, n), (r, c)
+            assert abs(cg - cosine(d, delta(globals_[r], globals_[r - 1]))) < 1e-9
+            assert abs(cm - cosine({k: v.astype(np.float64) for k, v in updates[r][c].items()}, globals_[r])) < 1e-9
+        assert stats[(2, "mallory")][1] < 0 and all(v[1] > 0 for (r, c), v in stats.items() if c != "mallory" or r != 2)
+        # layer_update_norms
+        n = con.execute("SELECT update_norm FROM layer_update_norms WHERE round = 1 AND client = 'bob' AND key = 'fc1.bias'").fetchone()[0]
+        assert abs(n - np.linalg.norm(updates[1]["bob"]["fc1.bias"].astype(np.float64) - globals_[0]["fc1.bias"])) < 1e-9
+        # model_sizes
+        for r, arrays, params, nbytes in con.execute("SELECT round, arrays, parameters, bytes FROM model_sizes"):
+            assert arrays == 5 and params == 8 * 4 + 8 + 3 * 8 + 3 + 1
+            assert nbytes == len(as_record(globals_[r]))
+
+
+def test_cookbook_recipes():
+    q = recipes()
+    assert set(q) >= {"layer_norm_jumps", "clients_against_consensus", "largest_updates", "export_layer",
+                      "diff_checkpoints", "fedavg_check", "shrink_to_float16"}, q.keys()
+    with tempfile.TemporaryDirectory() as tmp:
+        con, globals_, updates = tracking_db(os.path.join(tmp, "t.db"))
+        rows = con.execute(q["layer_norm_jumps"], {"run": 1}).fetchall()
+        assert rows and rows[0][0] == 3 and rows[0][1] == "fc2.weight", rows
+        assert 2.5 < rows[0][4] < 3.5, rows
+        rows = con.execute(q["clients_against_consensus"], {"run": 1}).fetchall()
+        assert [(r[0], r[1]) for r in rows] == [(2, "mallory")], rows
+        rows = con.execute(q["largest_updates"], {"run": 1, "round": 2}).fetchall()
+        assert len(rows) == 5 and rows[0][0] == "mallory", rows
+        def writefile(path, blob):  # the sqlite3 shell's writefile()
+            with open(path, "wb") as f:
+                f.write(blob)
+            return len(blob)
+        con.create_function("writefile", 2, writefile)
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            (written,) = con.execute(q["export_layer"], {"run": 1, "round": 3, "key": "fc1.weight"}).fetchone()
+        finally:
+            os.chdir(cwd)
+        exported = np.load(os.path.join(tmp, "fc1.weight-round3.npy"), allow_pickle=False)
+        assert written == len(npy_bytes(globals_[3]["fc1.weight"]))
+        np.testing.assert_array_equal(exported, globals_[3]["fc1.weight"])
+        rows = con.execute(q["diff_checkpoints"], {"run": 1, "round_a": 1, "round_b": 3}).fetchall()
+        assert rows[0][0] == "fc2.weight", rows
+        for key, l2, max_abs, close in rows:
+            d = globals_[3][key].astype(np.float64) - globals_[1][key].astype(np.float64)
+            assert abs(l2 - np.linalg.norm(d)) < 1e-5, (key, l2)
+            assert abs(max_abs - np.max(np.abs(d))) < 1e-5, (key, max_abs)
+            assert close == int(np.allclose(globals_[3][key], globals_[1][key])), key
+        rows = con.execute(q["fedavg_check"], {"run": 1}).fetchall()
+        assert rows == [(r, len(CLIENTS), sum(CLIENTS.values()), 1) for r in range(1, ROUNDS + 1)], rows
+        before, after = con.execute(q["shrink_to_float16"], {"run": 1}).fetchone()
+        assert after < before, (before, after)
+        # floating arrays shrink; integer ones (a client's int64 counter) keep their dtype
+        shrunk = con.execute("SELECT ar_cast(rec, 'float16') FROM client_updates WHERE round = 1").fetchone()[0]
+        assert con.execute("SELECT ar_dtype(?, 'fc1.weight'), ar_dtype(?, 'bn.num_batches_tracked')",
+                           (shrunk, shrunk)).fetchone() == ("float16", "int64")
