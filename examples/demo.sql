@@ -1,8 +1,9 @@
 -- examples/demo.sql — the main job end to end (run by `make demo`).
 --
 -- Three federated clients send a small MLP as Flower ArrayRecords; we keep
--- them in SQLite, look inside them, assemble a record from per-layer rows,
--- and export one array as a .npy file that numpy.load reads.
+-- them in SQLite, look inside them, aggregate them with FedAvg in one
+-- SELECT, assemble a record from per-layer rows, and export one array as a
+-- .npy file that numpy.load reads.
 .bail on
 .load ./build/arrayrecord
 .mode box
@@ -24,7 +25,7 @@ GROUP BY salt;
 INSERT INTO updates
 SELECT 1, client, num_examples,
        ar('fc1.weight', npy_from_json(w.matrix, 'float32'),
-          'fc1.bias',   npy_from_json('[0.1, -0.2, 0.3, 0.05]', 'float32'),
+          'fc1.bias',   npy_from_json(json_array(0.1 * c.salt, -0.2, 0.3 / c.salt, 0.05), 'float32'),
           'fc2.weight', npy_from_json((SELECT json_group_array(round(cos(value + c.salt), 4))
                                        FROM generate_series(0, 7)), 'float32'),
           'step',       npy_from_json(c.salt * 100, 'int64'))
@@ -50,6 +51,20 @@ WHERE u.client IN ('alice', 'bob');
 SELECT client, npy_to_json(ar_get(rec, 'fc1.bias')) AS "fc1.bias",
        npy_item(ar_get(rec, 'step'), 0) AS step
 FROM updates;
+
+.print
+.print '== FedAvg of the round, weighted by num_examples, in one SELECT'
+CREATE TABLE global_models(round INTEGER PRIMARY KEY, rec BLOB);
+INSERT INTO global_models SELECT round, ar_mean(rec, num_examples) FROM updates GROUP BY round;
+SELECT s.key, s.dtype, s.shape, round(s.mean, 4) AS mean, round(s.l2, 4) AS l2,
+       CASE WHEN s.numel <= 4 THEN npy_to_json(ar_get(g.rec, s.key)) END AS "values"
+FROM global_models AS g, ar_stats(g.rec) AS s;
+
+.print
+.print '== How far each client is from the new global model (weights only: fc*)'
+SELECT u.client, round(ar_norm(ar_sub(ar_select(u.rec, 'fc*'), ar_select(g.rec, 'fc*'))), 4) AS l2_distance,
+       round(ar_cosine(ar_select(u.rec, 'fc*'), ar_select(g.rec, 'fc*')), 4) AS cosine
+FROM updates AS u JOIN global_models AS g USING (round);
 
 .print
 .print '== Assemble a checkpoint from per-layer rows with ar_agg (row order kept)'

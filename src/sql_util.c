@@ -275,6 +275,37 @@ int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor) {
   return SQLITE_OK;
 }
 
+int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const codec_err *err) {
+  if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
+  if (rc == CODEC_TOOBIG) return SQLITE_TOOBIG;
+  sqlite3_free(base->pVtab->zErrMsg);
+  base->pVtab->zErrMsg = sqlite3_mprintf("%s: %s", fname, err->msg);
+  return base->pVtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
+                      sqlite3_value **argv, ar_span *arg) {
+  codec_err err;
+  arg->p = NULL;
+  arg->n = 0;
+  if (idxNum != 1 || argc != 1) {
+    codec_fail(&err, CODEC_CORRUPT, "missing argument (%s BLOB)", what);
+    return sql_vtab_error(base, fname, CODEC_CORRUPT, &err);
+  }
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK;
+  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+    sql_blob_type_problem(&err, argv[0], 0, what); /* as the scalar functions say it */
+    return sql_vtab_error(base, fname, CODEC_CORRUPT, &err);
+  }
+  arg->p = sqlite3_value_blob(argv[0]);
+  arg->n = (uint64_t)sqlite3_value_bytes(argv[0]);
+  if (!arg->p) {
+    if (arg->n) return SQLITE_NOMEM;
+    arg->p = empty_blob; /* a zero-length BLOB is still a value */
+  }
+  return SQLITE_OK;
+}
+
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   int i, seen = 0;
   for (i = 0; i < info->nConstraint; i++) {

@@ -88,6 +88,15 @@ int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab);
 int sql_vtab_disconnect(sqlite3_vtab *vtab);
 int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
 
+/* xFilter's part every table-valued function shares: the hidden argument
+** must be present (else "fname: missing argument (<what> BLOB)") and a
+** BLOB (else the scalar functions' type message). On SQLITE_OK, arg->p is
+** NULL for a NULL argument (no rows) or the BLOB's bytes. Errors are set on
+** the vtab as "fname: ...". sql_vtab_error sets one from a message. */
+int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
+                      sqlite3_value **argv, ar_span *arg);
+int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const codec_err *err);
+
 /* xBestIndex for a table-valued function with one required hidden argument
 ** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
 ** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),

@@ -3,7 +3,7 @@
 ** Flower's object store holds for a record, one row each.
 **
 **   CREATE TABLE ar_objects(object_id TEXT, type TEXT, children TEXT,
-**     content BLOB, rec HIDDEN);
+**     content BLOB, arg HIDDEN);
 **
 **   INSERT OR IGNORE INTO objects(object_id, content)
 **     SELECT object_id, content FROM ar_objects(?);
@@ -32,6 +32,7 @@ enum { COL_OBJECT_ID, COL_TYPE, COL_CHILDREN, COL_CONTENT, COL_REC };
 typedef struct objects_cursor {
   sqlite3_vtab_cursor base;
   ar_record rec;
+  ar_span arg; /* the argument BLOB, read back by the hidden column */
   fo_tree tree;
   uint32_t row;
 } objects_cursor;
@@ -42,7 +43,7 @@ static int obj_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
   (void)argc;
   (void)argv;
   (void)pzErr;
-  return sql_vtab_connect(db, "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, rec HIDDEN)", ppVtab);
+  return sql_vtab_connect(db, "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, arg HIDDEN)", ppVtab);
 }
 
 static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
@@ -69,36 +70,22 @@ static int obj_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   return sql_vtab_best_index(info, COL_REC);
 }
 
-static int filter_error(sqlite3_vtab_cursor *base, const char *msg) {
-  sqlite3_free(base->pVtab->zErrMsg);
-  base->pVtab->zErrMsg = sqlite3_mprintf("ar_objects: %s", msg);
-  return SQLITE_ERROR;
-}
-
 static int obj_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
   objects_cursor *cur = (objects_cursor *)base;
-  const unsigned char *p;
-  uint64_t n;
   codec_err err;
   int rc;
   (void)idxStr;
   fo_tree_free(&cur->tree);
   cur->rec.n = 0;
   cur->row = 0;
-  if (idxNum != 1 || argc != 1) return filter_error(base, "missing argument (a record BLOB)");
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK; /* NULL record: no rows */
-  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) return filter_error(base, "argument must be a record BLOB");
-  p = sqlite3_value_blob(argv[0]);
-  n = (uint64_t)sqlite3_value_bytes(argv[0]);
-  if (!p && n) return SQLITE_NOMEM;
-  rc = ar_record_parse(&cur->rec, p ? p : (const unsigned char *)"", n, &err);
+  rc = sql_vtab_blob_arg(base, "ar_objects", "a record", idxNum, argc, argv, &cur->arg);
+  if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
+  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
   if (rc == CODEC_OK) rc = fo_deflate(&cur->tree, &cur->rec, FO_CHUNK_SIZE, &err);
   if (rc == CODEC_OK) return SQLITE_OK;
   fo_tree_free(&cur->tree);
   cur->rec.n = 0;
-  if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
-  if (rc == CODEC_TOOBIG) return SQLITE_TOOBIG;
-  return filter_error(base, err.msg);
+  return sql_vtab_error(base, "ar_objects", rc, &err);
 }
 
 static int obj_next(sqlite3_vtab_cursor *base) {
@@ -137,7 +124,7 @@ static int obj_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
       if (buf_reserve(&b, fo_content_size(&cur->tree, cur->row)) == CODEC_OK) fo_write_content(&cur->tree, cur->row, &b);
       sql_result_buf(ctx, &b, 0);
       break;
-    default: break; /* the hidden argument reads back as NULL */
+    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
   }
   return SQLITE_OK;
 }

@@ -5,7 +5,7 @@
 **
 **   CREATE TABLE ar_stats(key TEXT, dtype TEXT, shape TEXT, numel INTEGER,
 **     min ANY, max ANY, mean ANY, std REAL, l2 REAL, nonfinite INTEGER,
-**     rec HIDDEN);
+**     arg HIDDEN);
 **
 **   SELECT key, l2, nonfinite FROM ar_stats(readfile('model.pb'));
 **   SELECT u.client, s.key, s.l2 FROM updates u, ar_stats(u.rec) s
@@ -49,6 +49,7 @@ enum {
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base;
   ar_record rec;
+  ar_span arg; /* the argument BLOB, read back by the hidden column */
   int row;
   int opened;   /* `a` holds the current row's array */
   int computed; /* `st` holds its statistics */
@@ -64,7 +65,7 @@ static int stats_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   (void)argv;
   (void)pzErr;
   return sql_vtab_connect(db, "CREATE TABLE x(key TEXT, dtype TEXT, shape TEXT, numel INTEGER, min ANY, max ANY,"
-                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, rec HIDDEN)", ppVtab);
+                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, arg HIDDEN)", ppVtab);
 }
 
 static int stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
@@ -87,33 +88,20 @@ static int stats_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
   return sql_vtab_best_index(info, COL_REC);
 }
 
-static int stats_error(sqlite3_vtab_cursor *base, const char *msg) {
-  sqlite3_free(base->pVtab->zErrMsg);
-  base->pVtab->zErrMsg = sqlite3_mprintf("ar_stats: %s", msg);
-  return base->pVtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
-}
-
 static int stats_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
   stats_cursor *cur = (stats_cursor *)base;
-  const unsigned char *p;
-  uint64_t n;
   codec_err err;
   int rc;
   (void)idxStr;
   cur->rec.n = 0;
   cur->row = 0;
   cur->opened = cur->computed = 0;
-  if (idxNum != 1 || argc != 1) return stats_error(base, "missing argument (a record BLOB)");
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK; /* NULL record: no rows */
-  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) return stats_error(base, "argument must be a record BLOB");
-  p = sqlite3_value_blob(argv[0]);
-  n = (uint64_t)sqlite3_value_bytes(argv[0]);
-  if (!p && n) return SQLITE_NOMEM;
-  rc = ar_record_parse(&cur->rec, p ? p : (const unsigned char *)"", n, &err);
-  if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
+  rc = sql_vtab_blob_arg(base, "ar_stats", "a record", idxNum, argc, argv, &cur->arg);
+  if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
+  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
   if (rc) {
     cur->rec.n = 0;
-    return stats_error(base, err.msg);
+    return sql_vtab_error(base, "ar_stats", rc, &err);
   }
   return SQLITE_OK;
 }
@@ -173,7 +161,11 @@ static int stats_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col
     sqlite3_result_text64(ctx, (const char *)it->key.p, it->key.n, SQLITE_TRANSIENT, SQLITE_UTF8);
     return SQLITE_OK;
   }
-  if (col == COL_REC || !stats_load(cur, ctx, col >= COL_MIN)) return SQLITE_OK;
+  if (col == COL_REC) {
+    sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); /* the argument */
+    return SQLITE_OK;
+  }
+  if (!stats_load(cur, ctx, col >= COL_MIN)) return SQLITE_OK;
   switch (col) {
     case COL_DTYPE:
       dt_name(cur->a.dtype, name);

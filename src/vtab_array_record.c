@@ -4,7 +4,7 @@
 **
 **   CREATE TABLE array_record(key TEXT, position INTEGER, dtype TEXT,
 **     shape TEXT, ndim INTEGER, numel INTEGER, stype TEXT, nbytes INTEGER,
-**     data BLOB, rec HIDDEN);
+**     data BLOB, arg HIDDEN);
 **
 **   SELECT key, dtype, shape FROM array_record(readfile('model.pb'));
 **   SELECT u.client, a.key, a.shape FROM updates u, array_record(u.rec) a;
@@ -52,7 +52,7 @@ static int arv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
   (void)argv;
   (void)pzErr;
   return sql_vtab_connect(db, "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
-                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)", ppVtab);
+                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, arg HIDDEN)", ppVtab);
 }
 
 static int arv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
@@ -76,38 +76,17 @@ static int arv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
 
 static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
   ar_cursor *cur = (ar_cursor *)base;
-  const unsigned char *p;
-  uint64_t n;
   codec_err err;
   int rc;
   (void)idxStr;
   cur->rec.n = 0;
   cur->row = 0;
-  if (idxNum != 1 || argc != 1) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: missing argument (a record BLOB)");
-    return SQLITE_ERROR;
-  }
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK; /* NULL record: no rows */
-  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
-    codec_err why;
-    sql_blob_type_problem(&why, argv[0], 0, "a record"); /* as the scalar functions say it */
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: %s", why.msg);
-    return SQLITE_ERROR;
-  }
-  p = sqlite3_value_blob(argv[0]);
-  n = (uint64_t)sqlite3_value_bytes(argv[0]);
-  if (!p && n) return SQLITE_NOMEM;
-  cur->arg.p = p ? p : (const unsigned char *)"";
-  cur->arg.n = n;
-  rc = ar_record_parse(&cur->rec, cur->arg.p, n, &err);
-  if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
+  rc = sql_vtab_blob_arg(base, "array_record", "a record", idxNum, argc, argv, &cur->arg);
+  if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
+  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
   if (rc) {
     cur->rec.n = 0;
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: %s", err.msg);
-    return SQLITE_ERROR;
+    return sql_vtab_error(base, "array_record", rc, &err);
   }
   return SQLITE_OK;
 }

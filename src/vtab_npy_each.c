@@ -2,7 +2,7 @@
 ** vtab_npy_each.c — the table-valued function npy_each(npy): one row per
 ** element, in C order, like json_each.
 **
-**   CREATE TABLE npy_each(i INTEGER, idx TEXT, value ANY, npy HIDDEN);
+**   CREATE TABLE npy_each(i INTEGER, idx TEXT, value ANY, arg HIDDEN);
 **
 **   SELECT i, value FROM npy_each(ar_get(rec, 'fc.bias')) WHERE value > 1;
 **
@@ -36,7 +36,7 @@ static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   (void)argc;
   (void)argv;
   (void)pzErr;
-  return sql_vtab_connect(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)", ppVtab);
+  return sql_vtab_connect(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, arg HIDDEN)", ppVtab);
 }
 
 static int each_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
@@ -56,38 +56,15 @@ static int each_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
 
 static int each_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
   each_cursor *cur = (each_cursor *)base;
-  const unsigned char *p;
-  uint64_t n;
   codec_err err;
   int rc;
   (void)idxStr;
   cur->have = 0;
   cur->i = 0;
-  if (idxNum != 1 || argc != 1) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: missing argument (a .npy BLOB)");
-    return SQLITE_ERROR;
-  }
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK;
-  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
-    codec_err why;
-    sql_blob_type_problem(&why, argv[0], 0, "a .npy"); /* as the scalar functions say it */
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: %s", why.msg);
-    return SQLITE_ERROR;
-  }
-  p = sqlite3_value_blob(argv[0]);
-  n = (uint64_t)sqlite3_value_bytes(argv[0]);
-  if (!p && n) return SQLITE_NOMEM;
-  cur->arg.p = p ? p : (const unsigned char *)"";
-  cur->arg.n = n;
-  rc = npy_parse(p ? p : (const unsigned char *)"", n, &cur->a, &err);
-  if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
-  if (rc) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: %s", err.msg);
-    return SQLITE_ERROR;
-  }
+  rc = sql_vtab_blob_arg(base, "npy_each", "a .npy", idxNum, argc, argv, &cur->arg);
+  if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
+  rc = npy_parse(cur->arg.p, cur->arg.n, &cur->a, &err);
+  if (rc) return sql_vtab_error(base, "npy_each", rc, &err);
   cur->have = 1;
   return SQLITE_OK;
 }

@@ -77,5 +77,5 @@ def test_stats_metadata_only_and_joins():
     assert error_of(con, "SELECT key, l2 FROM ar_stats(?)", bad) == "ar_stats: not a .npy file (bad magic) (item 1, key 'x')"
     assert con.execute("SELECT count(*) FROM ar_stats(NULL)").fetchone() == (0,)
     assert error_of(con, "SELECT * FROM ar_stats(x'0a')") == "ar_stats: record blob truncated at byte 1 (item 0)"
-    assert error_of(con, "SELECT * FROM ar_stats(1)") == "ar_stats: argument must be a record BLOB"
+    assert error_of(con, "SELECT * FROM ar_stats(1)") == "ar_stats: argument 1 must be a record BLOB, got an integer"
     assert error_of(con, "SELECT * FROM ar_stats") == "ar_stats: missing argument (a record BLOB)"

@@ -9,7 +9,7 @@ SELECT count(*) FROM array_record(NULL);
 -- data is the stored bytes: .npy for numpy.ndarray items
 SELECT key, npy_shape(data) = shape, npy_dtype(data) = dtype FROM array_record(readfile('tests/data/records/mlp_dict.pb'));
 -- the hidden argument column reads back as NULL
-SELECT rec = readfile('tests/data/records/list_3.pb') FROM array_record(readfile('tests/data/records/list_3.pb')) LIMIT 1;
+SELECT arg = readfile('tests/data/records/list_3.pb') FROM array_record(readfile('tests/data/records/list_3.pb')) LIMIT 1;
 -- an item of 64 dimensions, and one whose numel is huge but empty
 SELECT key, ndim, numel, nbytes FROM array_record(ar('d64', npy(x'', 'f4', '[' || (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 63) SELECT group_concat('1', ',') FROM c) || ',0]'),
                                                      'big', npy(x'', 'u1', '[2147483647, 2147483647, 2147483647, 0]')));
@@ -42,7 +42,7 @@ SELECT * FROM array_record(x'', x'');
 SELECT i, idx, value FROM npy_each(readfile('tests/data/npy/fortran_2d_f4.npy'));
 SELECT i, idx, value, typeof(value) FROM npy_each(readfile('tests/data/npy/dtype_le_c8.npy'));
 SELECT i, idx, value, typeof(value) FROM npy_each(readfile('tests/data/npy/special_f4.npy'));
-SELECT npy = readfile('tests/data/npy/scalar_f8.npy') FROM npy_each(readfile('tests/data/npy/scalar_f8.npy'));
+SELECT arg = readfile('tests/data/npy/scalar_f8.npy') FROM npy_each(readfile('tests/data/npy/scalar_f8.npy'));
 SELECT i, idx, value FROM npy_each(readfile('tests/data/npy/dtype_be_i8.npy')) WHERE i < 3;
 SELECT i, idx, value, typeof(value) FROM npy_each(readfile('tests/data/npy/dtype_le_u8.npy')) WHERE i < 2;
 SELECT i, idx, value FROM npy_each(readfile('tests/data/npy/dtype_na_b1.npy')) WHERE value;
@@ -62,3 +62,9 @@ SELECT * FROM npy_each(1.5);
 SELECT * FROM npy_each(x'');
 SELECT * FROM npy_each(readfile('tests/data/bad_npy/truncated_data.npy'));
 SELECT * FROM npy_each(readfile('tests/data/records/legacy_raw.pb'));
+-- The hidden argument column is named arg, so a user's column named rec or
+-- npy can be passed unqualified, in a join or a correlated subquery.
+CREATE TABLE models(name TEXT, rec BLOB, npy BLOB);
+INSERT INTO models VALUES ('m', readfile('tests/data/records/list_3.pb'), readfile('tests/data/npy/dtype_le_f4.npy'));
+SELECT name, count(*) FROM models, array_record(rec);
+SELECT name, (SELECT count(*) FROM array_record(rec)), (SELECT count(*) FROM ar_objects(rec)), (SELECT count(*) FROM ar_stats(rec)), (SELECT count(*) FROM npy_each(npy)) FROM models;
