@@ -1,0 +1,66 @@
+"""Every example runs as a newcomer would run it: the sqlite3-shell demo and
+tour, and the Python examples (/usr/bin/python3, NumPy, matplotlib), each in
+a fresh temporary folder. The plot example must write a non-empty PNG."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from arlib import ROOT, EXT
+
+EXAMPLES = os.path.join(ROOT, "examples")
+ENV = dict(os.environ, AR_EXTENSION=EXT)
+
+
+def run(cmd, cwd, stdin=None):
+    res = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, timeout=300, env=ENV)
+    out = res.stdout.decode("utf-8", "replace")
+    assert res.returncode == 0, f"{cmd} failed ({res.returncode}):\n{out}\n{res.stderr.decode('utf-8', 'replace')}"
+    return out
+
+
+def sqlite3_shell():
+    shell = shutil.which("sqlite3")
+    assert shell, "the sqlite3 shell is not installed (apt-get install sqlite3)"
+    return shell
+
+
+def test_demo_sql():
+    with open(os.path.join(EXAMPLES, "demo.sql"), "rb") as f:
+        script = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = run([sqlite3_shell(), os.path.join(tmp, "demo.db")], ROOT, script)
+    for expected in ("FedAvg of the round", "ar_agg", "bytes_written", "fc1.weight"):
+        assert expected in out, (expected, out)
+    assert "rror" not in out, out
+
+
+def test_tour_sql():
+    with open(os.path.join(EXAMPLES, "tour.sql"), "rb") as f:
+        script = f.read()
+    out = run([sqlite3_shell()], ROOT, script)
+    assert "-- 7. export" in out and "rror" not in out, out
+    assert os.path.getsize(os.path.join(ROOT, "build", "tour-fc.weight.npy")) > 0
+
+
+def test_flower_log_then_plot():
+    with tempfile.TemporaryDirectory() as tmp:
+        out = run([sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", "4"], tmp)
+        assert "FedAvg in SQL matches NumPy in every round" in out, out
+        assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 4, out
+        out = run([sys.executable, os.path.join(EXAMPLES, "plot_rounds.py"), "--db", "runs.db", "--out", "r.png"], tmp)
+        png = os.path.join(tmp, "r.png")
+        with open(png, "rb") as f:
+            head = f.read(8)
+        assert head == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10_000, (head, os.path.getsize(png))
+        # a second run goes into the same database as run 2
+        out = run([sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", "2"], tmp)
+        assert out.startswith("run 2 "), out
+
+
+def test_checkpoints():
+    with tempfile.TemporaryDirectory() as tmp:
+        out = run([sys.executable, os.path.join(EXAMPLES, "checkpoints.py"), "--db", "ck.db"], tmp)
+    assert "all arrays equal to the in-memory model" in out, out
+    assert "agree within 1e-3: yes" in out, out
