@@ -44,8 +44,13 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
 }
 
 unsigned char *buf_extend(ar_buf *b, uint64_t len) {
+  static unsigned char nothing[1];
   unsigned char *dst;
   if (buf_reserve(b, len)) return NULL;
+  /* Zero bytes on a buffer that never allocated: NULL + 0 is undefined in C,
+  ** and NULL means failure here, so hand out a valid address to write 0
+  ** bytes at. */
+  if (!b->p) return nothing;
   dst = b->p + b->n;
   b->n += len;
   return dst;
