@@ -57,9 +57,9 @@ int array_validate(const ar_item *item, int index, codec_err *err) {
   dt_name(a.dtype, name);
   array_where(where, sizeof(where), item, index);
   if (item->dtype.n != strlen(name) || memcmp(item->dtype.p, name, (size_t)item->dtype.n) != 0) {
-    return codec_fail(err, CODEC_CORRUPT, "dtype '%.*s' does not match the .npy dtype '%s'%s",
-                      (int)(item->dtype.n > 32 ? 32 : item->dtype.n), (const char *)item->dtype.p, name,
-                      where);
+    char q[CODEC_QUOTE_MAX];
+    return codec_fail(err, CODEC_CORRUPT, "dtype '%s' does not match the .npy dtype '%s'%s",
+                      codec_quote(q, sizeof(q), item->dtype.p, item->dtype.n), name, where);
   }
   ndim = ar_item_shape(item, shape);
   if (ndim != a.ndim || memcmp(shape, a.shape, sizeof(int64_t) * (size_t)ndim) != 0) {

@@ -1,5 +1,6 @@
 /*
-** buf.c — growable byte buffer (see buf.h) and codec_fail().
+** buf.c — growable byte buffer (see buf.h), codec_fail() and the quoting
+** of untrusted text for messages (codec.h).
 */
 #include "buf.h"
 
@@ -10,11 +11,64 @@
 int codec_fail(codec_err *err, int code, const char *fmt, ...) {
   if (err) {
     va_list ap;
+    int len;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    len = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
+    if (len >= (int)sizeof(err->msg)) {
+      /* Cut: drop a character the cut split, so the message stays UTF-8. */
+      size_t n = sizeof(err->msg) - 1, start = n;
+      while (start > 0 && n - start < 4 && ((unsigned char)err->msg[start - 1] & 0xc0) == 0x80) start--;
+      if (start > 0 && (unsigned char)err->msg[start - 1] >= 0xc0) start--;
+      if (start < n && codec_utf8_char((const unsigned char *)err->msg + start, n - start) != (int)(n - start))
+        err->msg[start] = 0;
+    }
   }
   return code;
+}
+
+int codec_utf8_char(const unsigned char *s, uint64_t n) {
+  unsigned char c = s[0];
+  int len, k;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
+  else return 0;
+  if ((uint64_t)len > n) return 0;
+  for (k = 1; k < len; k++) {
+    if ((s[k] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (s[k] & 0x3f);
+  }
+  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+const char *codec_quote(char *out, size_t cap, const void *text, uint64_t n) {
+  const unsigned char *s = text;
+  size_t limit = cap > 16 ? cap - 4 : 0, o = 0;
+  uint64_t i = 0;
+  if (limit > 48) limit = 48;
+  while (i < n) {
+    int len = codec_utf8_char(s + i, n - i);
+    if (o + (len ? (size_t)len : 1) > limit) {
+      memcpy(out + o, "...", 3);
+      o += 3;
+      break;
+    }
+    if (len == 0 || s[i] < 0x20 || s[i] == 0x7f) {
+      out[o++] = '?';
+      i++;
+      continue;
+    }
+    memcpy(out + o, s + i, (size_t)len);
+    o += (size_t)len;
+    i += (uint64_t)len;
+  }
+  if (cap) out[o] = 0;
+  return out;
 }
 
 void buf_init(ar_buf *b, uint64_t limit) {

@@ -37,6 +37,16 @@ int codec_fail(codec_err *err, int code, const char *fmt, ...)
 #endif
     ;
 
+/* Untrusted text (keys, dtype strings, header words) quoted for an error
+** message: at most ~48 bytes, whole UTF-8 characters only, control
+** characters and invalid UTF-8 bytes shown as '?', "..." when cut. The
+** message stays valid UTF-8 whatever the input. Returns out. */
+#define CODEC_QUOTE_MAX 64
+const char *codec_quote(char *out, size_t cap, const void *text, uint64_t n);
+/* Length of the valid UTF-8 character at s[0..n) (n > 0), or 0 if invalid
+** (overlong forms, surrogates and code points past U+10FFFF are). */
+int codec_utf8_char(const unsigned char *s, uint64_t n);
+
 /* Allocator hooks (see file comment). */
 void *ar_malloc(uint64_t n);
 void *ar_realloc(void *p, uint64_t n);

@@ -162,8 +162,9 @@ int dt_parse(const char *s, size_t n, dt_dtype *out, codec_err *err) {
     ok = ok && dt_from_kind_size(p[0], size, &t);
   }
   if (!ok) {
-    return codec_fail(err, CODEC_UNSUPPORTED, "unsupported dtype '%.*s' (%s)",
-                      (int)(n > 40 ? 40 : n), s, dt_unsupported_why(p, len));
+    char q[CODEC_QUOTE_MAX];
+    return codec_fail(err, CODEC_UNSUPPORTED, "unsupported dtype '%s' (%s)", codec_quote(q, sizeof(q), s, n),
+                      dt_unsupported_why(p, len));
   }
   *out = dt_native(t);
   if (dt_size(t) > 1) {

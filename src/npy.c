@@ -243,8 +243,9 @@ static int hdr_parse_dict(hdr_cursor *c, npy_array *a) {
       shape = val;
       have_shape = 1;
     } else if (key.kind == PV_STR) {
-      return codec_fail(c->err, CODEC_CORRUPT, "header has unexpected key '%.*s'",
-                        (int)(key.slen > 40 ? 40 : key.slen), key.s);
+      char q[CODEC_QUOTE_MAX];
+      return codec_fail(c->err, CODEC_CORRUPT, "header has unexpected key '%s'",
+                        codec_quote(q, sizeof(q), key.s, key.slen));
     } else {
       return codec_fail(c->err, CODEC_CORRUPT, "header has a key that is not a string");
     }

@@ -365,27 +365,9 @@ int ar_item_is_numpy(const ar_item *item) {
 int ar_utf8_valid(const unsigned char *s, uint64_t n) {
   uint64_t i = 0;
   while (i < n) {
-    unsigned char c = s[i];
-    uint64_t len;
-    uint32_t cp;
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-    else return 0;
-    if (len > n - i) return 0;
-    for (uint64_t k = 1; k < len; k++) {
-      if ((s[i + k] & 0xc0) != 0x80) return 0;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    /* overlong forms, surrogates, beyond U+10FFFF */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return 0;
-    i += len;
+    int len = codec_utf8_char(s + i, n - i);
+    if (!len) return 0;
+    i += (uint64_t)len;
   }
   return 1;
 }
@@ -397,29 +379,7 @@ uint64_t ar_utf8_length(const unsigned char *s, uint64_t n) {
 }
 
 const char *ar_quote_key(char *out, size_t cap, const unsigned char *key, uint64_t n) {
-  size_t limit = cap > 16 ? cap - 4 : 0, o = 0;
-  uint64_t i = 0;
-  if (limit > 48) limit = 48;
-  while (i < n) {
-    unsigned char c = key[i];
-    size_t len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-    if (len > n - i) len = (size_t)(n - i);
-    if (o + len > limit) {
-      memcpy(out + o, "...", 3);
-      o += 3;
-      break;
-    }
-    if (c < 0x20 || c == 0x7f) {
-      out[o++] = '?';
-      i++;
-      continue;
-    }
-    memcpy(out + o, key + i, len);
-    o += len;
-    i += len;
-  }
-  out[o] = 0;
-  return out;
+  return codec_quote(out, cap, key, n);
 }
 
 /* --- writing ------------------------------------------------------------------ */
