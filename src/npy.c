@@ -302,7 +302,7 @@ int npy_shape_numel(int ndim, const int64_t *shape, uint64_t *numel, codec_err *
       *numel = 0;
       return CODEC_OK;
     }
-  if (overflow) return codec_fail(err, CODEC_TOOBIG, "shape has more than 2^64 elements");
+  if (overflow) return codec_fail(err, CODEC_CORRUPT, "shape has more than 2^64 elements");
   *numel = n;
   return CODEC_OK;
 }
@@ -348,7 +348,7 @@ int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err
 
   if ((rc = npy_shape_numel(a->ndim, a->shape, &a->numel, err)) != CODEC_OK) return rc;
   if (size_mul(a->numel, dt_size(a->dtype.type), &a->nbytes)) {
-    return codec_fail(err, CODEC_TOOBIG, "shape has more bytes than fit in 64 bits");
+    return codec_fail(err, CODEC_CORRUPT, "shape has more than 2^64 bytes of data");
   }
   a->header_len = start + hlen;
   avail = n - a->header_len;

@@ -35,8 +35,9 @@ typedef struct npy_array {
 ** with a message such as "header truncated at byte 20". */
 int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err);
 
-/* Product of the dimensions; CODEC_TOOBIG on uint64 overflow, CODEC_CORRUPT
-** on a negative dimension. */
+/* Product of the dimensions; CODEC_CORRUPT on a negative dimension or when
+** it overflows uint64 (no data of that size can exist, so the shape is
+** wrong, not the result too big). */
 int npy_shape_numel(int ndim, const int64_t *shape, uint64_t *numel, codec_err *err);
 
 /* Exact size of the header numpy.save writes for this array. */
