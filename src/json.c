@@ -399,7 +399,10 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
       jleaf leaf;
       if ((rc = js_leaf(j, &leaf)) != CODEC_OK) return rc;
       if (sh->ndim < 0) sh->ndim = depth;
-      else if (depth != sh->ndim) return js_fail(j, "ragged nested lists (a number where a list belongs)");
+      else if (depth != sh->ndim) {
+        j->pos = leaf.at; /* point at the number, not past it */
+        return js_fail(j, "ragged nested lists (a number where a list belongs)");
+      }
       if (depth > 0) count[depth - 1]++;
       expect_value = 0;
       if (!dst) {

@@ -10,3 +10,7 @@ SELECT ar_get(x'0a1a0a017712150a07666c6f61743634120affffffff07ffffffff07', 'w');
 SELECT ar_error(x'0a1a0a017712150a07666c6f61743634120affffffff07ffffffff07');
 -- ... and one with more than 2^64 elements.
 SELECT ar_get(x'0a240a0177121f0a07666c6f617436341214ffffffff07ffffffff07ffffffff07ffffffff07', 'w');
+
+-- JSON error offsets point at the offending value, not past it.
+SELECT npy_from_json('[[1,2],3]');
+SELECT npy_from_json('[[1,2],[3]]');
