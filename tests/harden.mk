@@ -27,7 +27,10 @@ SO_FLAGS     ?=
 
 # Test hosts beyond sqlrun and unit (see tests/host/*.c, tests/fuzz/replay.c).
 REPLAYS := $(addprefix $(BUILD)/replay/,$(FUZZERS))
-hosts: $(REPLAYS)
+hosts: $(BUILD)/badrun $(REPLAYS)
+
+$(BUILD)/badrun: tests/host/badrun.c $(HOST_DEPS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) -lsqlite3 -lm
 
 # Each harness with a plain main() that replays files (regression tests).
 $(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(ALL_SRC) $(HEADERS)
