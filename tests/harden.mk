@@ -27,10 +27,13 @@ SO_FLAGS     ?=
 
 # Test hosts beyond sqlrun and unit (see tests/host/*.c, tests/fuzz/replay.c).
 REPLAYS := $(addprefix $(BUILD)/replay/,$(FUZZERS))
-hosts: $(BUILD)/badrun $(REPLAYS)
+hosts: $(BUILD)/badrun $(BUILD)/oomrun $(REPLAYS)
 
 $(BUILD)/badrun: tests/host/badrun.c $(HOST_DEPS) | $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) -lsqlite3 -lm
+
+$(BUILD)/oomrun: tests/host/oomrun.c tests/host/sqlrun.c $(HOST_DEPS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/oomrun.c $(HOST_LINK) -lsqlite3 -lm
 
 # Each harness with a plain main() that replays files (regression tests).
 $(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(ALL_SRC) $(HEADERS)
