@@ -215,6 +215,15 @@ const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
   return *owned;
 }
 
+int sql_vtab_error(sqlite3_vtab *vtab, const char *fmt, ...) {
+  va_list ap;
+  sqlite3_free(vtab->zErrMsg);
+  va_start(ap, fmt);
+  vtab->zErrMsg = sqlite3_vmprintf(fmt, ap);
+  va_end(ap);
+  return vtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   int i, seen = 0;
   for (i = 0; i < info->nConstraint; i++) {

@@ -73,6 +73,11 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 ** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
 const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 
+/* Set a virtual table's error message ("fmt" formatted) and return
+** SQLITE_ERROR, or SQLITE_NOMEM when the message cannot be allocated (an
+** error without a message would read as SQLite's "SQL logic error"). */
+int sql_vtab_error(sqlite3_vtab *vtab, const char *fmt, ...);
+
 /* xBestIndex for a table-valued function with one required hidden argument
 ** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
 ** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),

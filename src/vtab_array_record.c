@@ -100,16 +100,10 @@ static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   (void)idxStr;
   cur->rec.n = 0;
   cur->row = 0;
-  if (idxNum != 1 || argc != 1) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: missing argument (a record BLOB)");
-    return SQLITE_ERROR;
-  }
+  if (idxNum != 1 || argc != 1) return sql_vtab_error(base->pVtab, "array_record: missing argument (a record BLOB)");
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK; /* NULL record: no rows */
   if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: argument must be a record BLOB");
-    return SQLITE_ERROR;
+    return sql_vtab_error(base->pVtab, "array_record: argument must be a record BLOB");
   }
   p = sqlite3_value_blob(argv[0]);
   n = (uint64_t)sqlite3_value_bytes(argv[0]);
@@ -118,9 +112,7 @@ static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
   if (rc) {
     cur->rec.n = 0;
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("array_record: %s", err.msg);
-    return SQLITE_ERROR;
+    return sql_vtab_error(base->pVtab, "array_record: %s", err.msg);
   }
   return SQLITE_OK;
 }

@@ -80,27 +80,15 @@ static int each_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr
   (void)idxStr;
   cur->have = 0;
   cur->i = 0;
-  if (idxNum != 1 || argc != 1) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: missing argument (a .npy BLOB)");
-    return SQLITE_ERROR;
-  }
+  if (idxNum != 1 || argc != 1) return sql_vtab_error(base->pVtab, "npy_each: missing argument (a .npy BLOB)");
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK;
-  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: argument must be a .npy BLOB");
-    return SQLITE_ERROR;
-  }
+  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) return sql_vtab_error(base->pVtab, "npy_each: argument must be a .npy BLOB");
   p = sqlite3_value_blob(argv[0]);
   n = (uint64_t)sqlite3_value_bytes(argv[0]);
   if (!p && n) return SQLITE_NOMEM;
   rc = npy_parse(p ? p : (const unsigned char *)"", n, &cur->a, &err);
   if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
-  if (rc) {
-    sqlite3_free(base->pVtab->zErrMsg);
-    base->pVtab->zErrMsg = sqlite3_mprintf("npy_each: %s", err.msg);
-    return SQLITE_ERROR;
-  }
+  if (rc) return sql_vtab_error(base->pVtab, "npy_each: %s", err.msg);
   cur->have = 1;
   return SQLITE_OK;
 }
