@@ -228,9 +228,12 @@ int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   int i, seen = 0;
   for (i = 0; i < info->nConstraint; i++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    if (c->iColumn != arg_col) continue;
+    /* Only "arg = value" passes the argument; other comparisons on the
+    ** hidden column are left to SQLite (xFilter then reports the missing
+    ** argument by name, where refusing the plan gave "no query solution"). */
+    if (c->iColumn != arg_col || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
     seen = 1;
-    if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (!c->usable) continue;
     info->aConstraintUsage[i].argvIndex = 1;
     info->aConstraintUsage[i].omit = 1;
     info->idxNum = 1;

@@ -14,3 +14,8 @@ SELECT ar_get(x'0a240a0177121f0a07666c6f617436341214ffffffff07ffffffff07ffffffff
 -- JSON error offsets point at the offending value, not past it.
 SELECT npy_from_json('[[1,2],3]');
 SELECT npy_from_json('[[1,2],[3]]');
+
+-- A comparison other than '=' on a table's argument column names the
+-- missing argument instead of failing the plan ("no query solution").
+SELECT count(*) FROM array_record WHERE rec > x'00';
+SELECT count(*) FROM npy_each WHERE npy IS NOT NULL;
