@@ -11,7 +11,8 @@
 ** failing, for N = 0, 1, 2, ... until it completes without reaching N. Each
 ** run must end in the statement's normal outcome (same rows, or same error)
 ** or in SQLITE_NOMEM, never in another error or a crash; after the database
-** closes no allocation may be outstanding. Finally every SQL function the
+** closes no allocation may be outstanding. Opening a database and
+** registering the extension is run the same way. Finally every SQL function the
 ** extension registers must appear in some statement, so each is tested.
 **
 ** Usage: oomrun [-e build/arrayrecord] file.sql ...
@@ -200,6 +201,7 @@ static int scenario_file(const char *path, text *all_sql) {
     for (N = 0;; N++) {
       text got = {0, 0, 0};
       int rc, done;
+      long before = outstanding; /* what the process holds (auto-extension list) */
       db = open_db();
       for (i = 0; i < k; i++) {
         text ignored = {0, 0, 0};
@@ -215,11 +217,10 @@ static int scenario_file(const char *path, text *all_sql) {
       if (sqlite3_close(db) != SQLITE_OK) {
         printf("FAIL oom/%s: statement %d, allocation %ld: database did not close\n    %s\n", path, k + 1, N, stmts[k]);
         failures++;
-      } else if (outstanding != 0) {
+      } else if (outstanding != before) {
         printf("FAIL oom/%s: statement %d, allocation %ld failed: %ld allocation(s) leaked\n    %s\n", path, k + 1, N,
-               outstanding, stmts[k]);
+               outstanding - before, stmts[k]);
         failures++;
-        outstanding = 0;
       } else if (!(rc == SQLITE_NOMEM && injected) &&
                  !(got.n == expected.n && (got.n == 0 || memcmp(got.p, expected.p, got.n) == 0))) {
         printf("FAIL oom/%s: statement %d, allocation %ld failed:\n    %s\n    got      %.*s    expected %.*s", path,
@@ -236,6 +237,45 @@ static int scenario_file(const char *path, text *all_sql) {
   free(stmts);
   free(sql);
   return failures;
+}
+
+/* Opening a database and registering the extension, failing allocation N:
+** it either works or fails for lack of memory, and leaks nothing. */
+static int scenario_init(void) {
+  long N, runs = 0;
+  for (N = 0;; N++) {
+    sqlite3 *db = NULL;
+    char *err = NULL;
+    long before = outstanding;
+    int rc, done;
+    injected = 0;
+    countdown = N;
+    rc = sqlite3_open(":memory:", &db);
+#ifndef AR_STATIC_EXT
+    if (rc == SQLITE_OK) {
+      sqlite3_enable_load_extension(db, 1);
+      rc = sqlite3_load_extension(db, ext_path, "sqlite3_arrayrecord_init", &err);
+    }
+#endif
+    countdown = -1;
+    done = !injected;
+    runs++;
+    /* SQLite reports a failed init as SQLITE_ERROR with the extension's
+    ** message, which must say why; only SQLite's own copy may be lost. */
+    if (rc != SQLITE_OK && !(injected && (rc == SQLITE_NOMEM || !err || strstr(err, "out of memory")))) {
+      printf("FAIL oom/init: allocation %ld failed: rc %d (%s)\n", N, rc, err ? err : db ? sqlite3_errmsg(db) : "?");
+      return 1;
+    }
+    sqlite3_free(err);
+    sqlite3_close(db);
+    if (outstanding != before) {
+      printf("FAIL oom/init: allocation %ld failed: %ld allocation(s) leaked\n", N, outstanding - before);
+      return 1;
+    }
+    if (done) break;
+  }
+  printf("ok oom/init (%ld runs)\n", runs);
+  return 0;
 }
 
 /* Every function of the extension appears in some statement. */
@@ -307,6 +347,7 @@ int main(int argc, char **argv) {
       ext_path = argv[++i];
       continue;
     }
+    if (!all_sql.n) failures += scenario_init();
     failures += scenario_file(argv[i], &all_sql);
   }
   failures += check_all_functions_tested(all_sql.p);
