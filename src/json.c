@@ -203,9 +203,12 @@ static int js_leaf(jscan *j, jleaf *leaf) {
   const char *s = j->s;
   uint64_t start = j->pos;
   leaf->at = start;
+  leaf->kind = -1; /* none yet: callers may test it after an error */
   leaf->negative = 0;
   leaf->mag = 0;
   leaf->mag_overflow = 0;
+  leaf->d = 0;
+  leaf->b = 0;
   if (js_match(j, "true") || js_match(j, "false")) {
     leaf->kind = LEAF_BOOL;
     leaf->b = s[start] == 't';
