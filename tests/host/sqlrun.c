@@ -176,6 +176,8 @@ int main(int argc, char **argv) {
   int i, status = 0;
 #ifdef AR_STATIC_EXT
   sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init);
+  (void)err; /* -e is accepted and ignored: the extension is linked in */
+  (void)ext;
 #endif
   for (i = 1; i < argc; i++) {
     char *sql;
