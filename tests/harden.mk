@@ -57,6 +57,7 @@ fuzz-merge: fuzz-build
 sanitize: build/san/python3 build/sqlrun
 	@$(MAKE) --no-print-directory BUILD=build/san CC=$(SAN_CC) CFLAGS="$(SAN_FLAGS)" HOST_STATIC=1 \
 	  SO_FLAGS=-shared-libasan PYTHON=$(CURDIR)/build/san/python3 test
+	@BUILD=build/san tests/run oom
 
 # Python loads the ASan-built .so with the ASan runtime preloaded; leaks are
 # not checked there (the interpreter itself keeps memory until exit).
@@ -80,4 +81,5 @@ coverage: build/sqlrun
 	@rm -rf build/cov
 	@$(MAKE) --no-print-directory BUILD=build/cov CC=gcc CFLAGS="-g -O0 --coverage" HOST_STATIC=1 \
 	  PYTHON=$(PYTHON) test
-	@tests/coverage build/cov
+	@BUILD=build/cov tests/run oom >/dev/null
+	@$(PYTHON) tests/coverage.py build/cov
