@@ -7,6 +7,7 @@
 #                    valgrind (build/vg)
 #   make oom         the out-of-memory injection host over every SQL test
 #   make coverage    line and branch coverage of src/ (build/cov, gcov)
+#   make doccheck    every registered function and table has a README entry
 #
 # Variant builds re-run this Makefile with BUILD=build/<variant> and their
 # own CC/CFLAGS; HOST_STATIC=1 links the extension into the test hosts
@@ -23,7 +24,7 @@ HOST_DEPS    := $(if $(HOST_STATIC),$(ALL_SRC) $(HEADERS))
 HOST_LINK    := $(if $(HOST_STATIC),-DAR_STATIC_EXT -DSQLITE_CORE -Isrc $(ALL_SRC))
 SO_FLAGS     ?=
 
-.PHONY: fuzz fuzz-build fuzz-merge sanitize valgrind oom coverage hosts
+.PHONY: fuzz fuzz-build fuzz-merge sanitize valgrind oom coverage hosts doccheck
 
 # Test hosts beyond sqlrun and unit (see tests/host/*.c, tests/fuzz/replay.c).
 REPLAYS := $(addprefix $(BUILD)/replay/,$(FUZZERS))
@@ -83,3 +84,6 @@ coverage: build/sqlrun
 	  PYTHON=$(PYTHON) test
 	@BUILD=build/cov tests/run oom >/dev/null
 	@$(PYTHON) tests/coverage.py build/cov
+
+doccheck: $(EXT)
+	@AR_EXTENSION=$(EXT) $(PYTHON) tests/python/check_docs.py
