@@ -171,18 +171,13 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);
       if (!p && n) { sqlite3_result_error_nomem(ctx); return; }
       rc = npy_parse(p ? p : (const unsigned char *)"", n, &a, &err);
-      if (rc == CODEC_NOMEM) { sqlite3_result_error_nomem(ctx); return; }
       break;
     }
     default:
       rc = codec_fail(&err, CODEC_CORRUPT, "not a BLOB");
       break;
   }
-  if (want_error) {
-    if (rc) sqlite3_result_text(ctx, err.msg, -1, SQLITE_TRANSIENT);
-  } else {
-    sqlite3_result_int(ctx, rc == CODEC_OK);
-  }
+  sql_result_check(ctx, rc, &err, want_error);
 }
 
 static const sql_function npy_functions[] = {

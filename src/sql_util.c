@@ -188,6 +188,12 @@ int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d)
   return 1;
 }
 
+void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error) {
+  if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
+  else if (!want_error) sqlite3_result_int(ctx, rc == CODEC_OK);
+  else if (rc) sqlite3_result_text(ctx, err->msg, -1, SQLITE_TRANSIENT);
+}
+
 void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
   switch (v->kind) {
     case DT_KIND_BOOL:
@@ -213,6 +219,28 @@ const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
   if (!*owned) return NULL;
   npy_fortran_to_c(a->data, *owned, a->ndim, a->shape, dt_size(a->dtype.type));
   return *owned;
+}
+
+int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr) {
+  sqlite3_vtab *vtab;
+  int rc;
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  rc = sqlite3_declare_vtab(db, (const char *)schema);
+  if (rc != SQLITE_OK) return rc;
+  vtab = sqlite3_malloc(sizeof(*vtab));
+  if (!vtab) return SQLITE_NOMEM;
+  memset(vtab, 0, sizeof(*vtab));
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = vtab;
+  return SQLITE_OK;
+}
+
+int sql_vtab_disconnect(sqlite3_vtab *vtab) {
+  sqlite3_free(vtab);
+  return SQLITE_OK;
 }
 
 int sql_vtab_error(sqlite3_vtab *vtab, const char *fmt, ...) {

@@ -44,30 +44,10 @@ typedef struct ar_cursor {
   int row;
 } ar_cursor;
 
-static int arv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                       char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  rc = sqlite3_declare_vtab(db,
-                            "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
-                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
-}
-
-static int arv_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
+/* The table's schema, handed to sql_vtab_connect as the module's client data. */
+static const char array_record_schema[] =
+    "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
+                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, rec HIDDEN)";
 
 static int arv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   ar_cursor *cur = sqlite3_malloc(sizeof(*cur));
@@ -161,9 +141,9 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
 /* xCreate is NULL: an eponymous-only table-valued function. */
 static sqlite3_module array_record_module = {
     .iVersion = 0,
-    .xConnect = arv_connect,
+    .xConnect = sql_vtab_connect,
     .xBestIndex = arv_best_index,
-    .xDisconnect = arv_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = arv_open,
     .xClose = arv_close,
     .xFilter = arv_filter,
@@ -174,5 +154,5 @@ static sqlite3_module array_record_module = {
 };
 
 int vtab_array_record_register(sqlite3 *db) {
-  return sqlite3_create_module(db, "array_record", &array_record_module, 0);
+  return sqlite3_create_module(db, "array_record", &array_record_module, (void *)array_record_schema);
 }

@@ -29,28 +29,9 @@ typedef struct each_cursor {
   uint64_t i;
 } each_cursor;
 
-static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                        char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
-}
-
-static int each_disconnect(sqlite3_vtab *vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
+/* The table's schema, handed to sql_vtab_connect as the module's client data. */
+static const char npy_each_schema[] =
+    "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, npy HIDDEN)";
 
 static int each_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   each_cursor *cur = sqlite3_malloc(sizeof(*cur));
@@ -138,9 +119,9 @@ static int each_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 /* xCreate is NULL: an eponymous-only table-valued function. */
 static sqlite3_module npy_each_module = {
     .iVersion = 0,
-    .xConnect = each_connect,
+    .xConnect = sql_vtab_connect,
     .xBestIndex = each_best_index,
-    .xDisconnect = each_disconnect,
+    .xDisconnect = sql_vtab_disconnect,
     .xOpen = each_open,
     .xClose = each_close,
     .xFilter = each_filter,
@@ -151,5 +132,5 @@ static sqlite3_module npy_each_module = {
 };
 
 int vtab_npy_each_register(sqlite3 *db) {
-  return sqlite3_create_module(db, "npy_each", &npy_each_module, 0);
+  return sqlite3_create_module(db, "npy_each", &npy_each_module, (void *)npy_each_schema);
 }
