@@ -27,6 +27,7 @@
 */
 #include <sqlite3.h>
 
+#include "../host/failalloc.h"
 #include "fuzz.h"
 
 int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
@@ -37,23 +38,6 @@ int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_rou
 /* Results stay below this (a .npy of a huge zero-size shape could otherwise
 ** make npy_to_json print a gigabyte of "[]" before SQLITE_TOOBIG). */
 #define DEFAULT_LIMIT (1 << 24)
-
-/* --- allocator that fails on demand ------------------------------------- */
-
-static sqlite3_mem_methods base_mem;
-static long alloc_countdown = -1; /* fail when it reaches 0; -1: never */
-static int alloc_failed;
-
-static int should_fail(void) {
-  if (alloc_countdown < 0) return 0;
-  if (alloc_countdown-- == 0) {
-    alloc_failed = 1;
-    return 1;
-  }
-  return 0;
-}
-static void *fail_malloc(int n) { return should_fail() ? NULL : base_mem.xMalloc(n); }
-static void *fail_realloc(void *p, int n) { return should_fail() ? NULL : base_mem.xRealloc(p, n); }
 
 /* --- statements ------------------------------------------------------------ */
 
@@ -139,13 +123,8 @@ static const char *const pipelines[] = {
 static void setup(void) {
   sqlite3_stmt *st;
   char *plain_fns, *plain_mods, sql[512];
-  sqlite3_mem_methods m;
   size_t k;
-  FUZZ_CHECK(sqlite3_config(SQLITE_CONFIG_GETMALLOC, &base_mem) == SQLITE_OK);
-  m = base_mem;
-  m.xMalloc = fail_malloc;
-  m.xRealloc = fail_realloc;
-  FUZZ_CHECK(sqlite3_config(SQLITE_CONFIG_MALLOC, &m) == SQLITE_OK);
+  FUZZ_CHECK(failalloc_install() == SQLITE_OK);
 
   plain_fns = plain_list("SELECT name || '/' || narg FROM pragma_function_list");
   plain_mods = plain_list("SELECT name FROM pragma_module_list");
@@ -326,12 +305,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if ((ctl[0] & 1) && nctl > 1) sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1024 + ctl[1] * ctl[1] * 16);
     if ((ctl[0] & 2) && nctl > 3) {
       injecting = 1;
-      alloc_failed = 0;
-      alloc_countdown = ctl[2] + 256 * ctl[3];
+      failalloc_arm(ctl[2] + 256 * ctl[3]);
     }
   }
   for (i = 0; i < nstmts; i++) run_stmt(&stmts[i], parts, nparts, ctl, nctl, offset, injecting);
-  alloc_countdown = -1;
+  failalloc_disarm();
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, DEFAULT_LIMIT);
   return 0;
 }

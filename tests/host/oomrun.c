@@ -24,31 +24,7 @@
 
 #include <stdarg.h>
 
-/* --- the failing allocator ---------------------------------------------------- */
-
-static sqlite3_mem_methods base_mem;
-static long countdown = -1; /* fail when it reaches 0; -1: never */
-static int injected;
-static long outstanding;
-
-static int fail_now(void) {
-  if (countdown < 0) return 0;
-  if (countdown-- == 0) {
-    injected = 1;
-    return 1;
-  }
-  return 0;
-}
-static void *oom_malloc(int n) {
-  void *p = fail_now() ? NULL : base_mem.xMalloc(n);
-  if (p) outstanding++;
-  return p;
-}
-static void oom_free(void *p) {
-  if (p) outstanding--;
-  base_mem.xFree(p);
-}
-static void *oom_realloc(void *p, int n) { return fail_now() ? NULL : base_mem.xRealloc(p, n); }
+#include "failalloc.h"
 
 /* --- running statements --------------------------------------------------------- */
 
@@ -200,26 +176,25 @@ static int scenario_file(const char *path, text *all_sql) {
     sqlite3_close(db);
     for (N = 0;; N++) {
       text got = {0, 0, 0};
-      int rc, done;
-      long before = outstanding; /* what the process holds (auto-extension list) */
+      int rc, done, injected;
+      long before = failalloc_outstanding; /* what the process holds (auto-extension list) */
       db = open_db();
       for (i = 0; i < k; i++) {
         text ignored = {0, 0, 0};
         run_one(db, stmts[i], &ignored);
         free(ignored.p);
       }
-      injected = 0;
-      countdown = N;
+      failalloc_arm(N);
       rc = run_one(db, stmts[k], &got);
-      countdown = -1;
+      injected = failalloc_disarm();
       done = !injected;
       runs++;
       if (sqlite3_close(db) != SQLITE_OK) {
         printf("FAIL oom/%s: statement %d, allocation %ld: database did not close\n    %s\n", path, k + 1, N, stmts[k]);
         failures++;
-      } else if (outstanding != before) {
+      } else if (failalloc_outstanding != before) {
         printf("FAIL oom/%s: statement %d, allocation %ld failed: %ld allocation(s) leaked\n    %s\n", path, k + 1, N,
-               outstanding - before, stmts[k]);
+               failalloc_outstanding - before, stmts[k]);
         failures++;
       } else if (!(rc == SQLITE_NOMEM && injected) &&
                  !(got.n == expected.n && (got.n == 0 || memcmp(got.p, expected.p, got.n) == 0))) {
@@ -246,10 +221,9 @@ static int scenario_init(void) {
   for (N = 0;; N++) {
     sqlite3 *db = NULL;
     char *err = NULL;
-    long before = outstanding;
-    int rc, done;
-    injected = 0;
-    countdown = N;
+    long before = failalloc_outstanding;
+    int rc, done, injected;
+    failalloc_arm(N);
     rc = sqlite3_open(":memory:", &db);
 #ifndef AR_STATIC_EXT
     if (rc == SQLITE_OK) {
@@ -257,7 +231,7 @@ static int scenario_init(void) {
       rc = sqlite3_load_extension(db, ext_path, "sqlite3_arrayrecord_init", &err);
     }
 #endif
-    countdown = -1;
+    injected = failalloc_disarm();
     done = !injected;
     runs++;
     /* SQLite reports a failed init as SQLITE_ERROR with the extension's
@@ -268,8 +242,8 @@ static int scenario_init(void) {
     }
     sqlite3_free(err);
     sqlite3_close(db);
-    if (outstanding != before) {
-      printf("FAIL oom/init: allocation %ld failed: %ld allocation(s) leaked\n", N, outstanding - before);
+    if (failalloc_outstanding != before) {
+      printf("FAIL oom/init: allocation %ld failed: %ld allocation(s) leaked\n", N, failalloc_outstanding - before);
       return 1;
     }
     if (done) break;
@@ -325,16 +299,9 @@ static int check_all_functions_tested(const char *all_sql) {
 }
 
 int main(int argc, char **argv) {
-  sqlite3_mem_methods m;
   text all_sql = {0, 0, 0};
   int i, failures = 0;
-  sqlite3_config(SQLITE_CONFIG_GETMALLOC, &base_mem);
-  m = base_mem;
-  m.xMalloc = oom_malloc;
-  m.xFree = oom_free;
-  m.xRealloc = oom_realloc;
-  if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK ||
-      sqlite3_config(SQLITE_CONFIG_LOOKASIDE, 0, 0) != SQLITE_OK) {
+  if (failalloc_install() != SQLITE_OK) {
     fprintf(stderr, "oomrun: cannot install the allocator\n");
     return 2;
   }
