@@ -100,3 +100,10 @@ SELECT ar_set(x'', 'a', npy(x'', 'float32', '[2147483648, 0]'));
 
 -- the version functions take no argument
 SELECT ar_version() = (SELECT ar_version()), ar_debug() LIKE 'version=' || ar_version() || '%';
+
+-- a record past the sizes parsed without allocating (8 items inline, 16
+-- compared pairwise): what the validators and the table do with it
+CREATE TEMP TABLE big AS SELECT ar_agg_list(npy) AS rec
+  FROM v, (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20) SELECT x FROM c);
+SELECT ar_valid(rec), ar_error(rec), ar_len(rec), (SELECT count(*) FROM array_record(big.rec)), ar_keys(ar_select(rec, '1?')) FROM big;
+SELECT ar_error(CAST(rec || rec AS BLOB)), length(CAST(rec || rec AS BLOB)) = 2 * length(rec) FROM big;
