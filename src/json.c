@@ -6,10 +6,14 @@
 ** finds the shape (every list at one depth must have the same length) and
 ** classifies the leaves; the second converts each leaf straight into the
 ** output payload, so no per-element temporary is kept. Nesting is bounded by
-** NPY_MAX_DIMS. Number text is converted with strtod (C locale).
+** NPY_MAX_DIMS. Number text is converted with snprintf and strtod, which
+** follow LC_NUMERIC: a host program may have set a locale whose decimal
+** point is not '.' (de_DE writes 1,5), so numbers are translated between
+** the locale's form and JSON's on the way in and out.
 */
 #include "json.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +53,24 @@ static int same_at_precision(double a, double b, int bits) {
   return a == b;
 }
 
+/* The current locale's decimal point ("." in the C locale). */
+static const char *locale_point(void) {
+  const char *dp = localeconv()->decimal_point;
+  return dp && *dp ? dp : ".";
+}
+
+/* Replace the locale's decimal point in s (printf output) by '.'. */
+static void point_to_json(char *s) {
+  const char *dp = locale_point();
+  size_t len = strlen(dp);
+  char *at;
+  if (dp[0] == '.' && len == 1) return;
+  if ((at = strstr(s, dp)) != NULL) {
+    *at = '.';
+    memmove(at + 1, at + len, strlen(at + len) + 1);
+  }
+}
+
 void json_format_float(char *out, double v, int bits) {
   int p, maxp = bits == 16 ? 5 : bits == 32 ? 9 : 17, exp10;
   char sci[40];
@@ -66,10 +88,12 @@ void json_format_float(char *out, double v, int bits) {
     if (same_at_precision(strtod(sci, NULL), v, bits)) break;
   }
   snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+  point_to_json(sci);
   exp10 = atoi(strchr(sci, 'e') + 1);
   /* Python's repr: positional for 1e-4 <= |v| < 1e16, else exponent. */
   if (exp10 >= -4 && exp10 < 16) {
     snprintf(out, 32, "%.*f", p - 1 - exp10 > 0 ? p - 1 - exp10 : 0, v);
+    point_to_json(out);
     if (!strchr(out, '.')) strcat(out, ".0");
   } else {
     /* "1.5e-07" -> "1.5e-07" as Python prints it (sign and two+ digits). */
@@ -239,7 +263,7 @@ static int js_leaf(jscan *j, jleaf *leaf) {
     /* JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
     uint64_t p = j->pos;
     int is_float = 0;
-    char tmp[512];
+    char tmp[512 + 8]; /* room for a multi-byte decimal point */
     if (p < j->n && s[p] == '-') {
       leaf->negative = 1;
       p++;
@@ -266,9 +290,19 @@ static int js_leaf(jscan *j, jleaf *leaf) {
       if (p >= j->n || s[p] < '0' || s[p] > '9') return js_fail(j, "expected a digit in the exponent");
       while (p < j->n && s[p] >= '0' && s[p] <= '9') p++;
     }
-    if (p - start >= sizeof(tmp)) return js_fail(j, "number too long");
+    if (p - start >= 512) return js_fail(j, "number too long");
     memcpy(tmp, s + start, (size_t)(p - start));
     tmp[p - start] = 0;
+    {
+      /* strtod reads the locale's decimal point, not necessarily '.' */
+      const char *dp = locale_point();
+      char *dot = strchr(tmp, '.');
+      size_t len = strlen(dp);
+      if (dot && !(dp[0] == '.' && len == 1) && len <= 8) {
+        memmove(dot + len, dot + 1, strlen(dot + 1) + 1);
+        memcpy(dot, dp, len);
+      }
+    }
     leaf->d = strtod(tmp, NULL);
     leaf->kind = is_float ? LEAF_FLOAT : LEAF_INT;
     j->pos = p;

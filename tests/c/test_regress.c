@@ -2,6 +2,8 @@
 ** test_regress.c — regression tests for defects found by fuzzing and the
 ** hardening work (tests/fuzz, tests/bad); each names what it guards.
 */
+#include <locale.h>
+
 #include "buf.h"
 #include "json.h"
 #include "npy.h"
@@ -58,4 +60,48 @@ TEST(regress_error_messages_stay_utf8) {
   CHECK(codec_fail(&err, CODEC_CORRUPT, "%0237d\xe6\x97\xa5", 0) == CODEC_CORRUPT);
   CHECK(msg_is_utf8(&err) && strlen(err.msg) == 237);
   CHECK(strcmp(codec_quote(q, sizeof(q), "a\nb\xc3\xa9", 5), "a?b\xc3\xa9") == 0);
+}
+
+/* printf and strtod follow LC_NUMERIC: in a host program that set, say,
+** de_DE, npy_to_json printed "1,5.0" (not JSON) and npy_from_json read
+** "[2.5]" as 2. Numbers now use '.' whatever the locale. */
+TEST(regress_json_numbers_ignore_locale) {
+  static const char *comma_locales[] = {"de_DE.UTF-8", "de_DE.utf8", "de_DE", "fr_FR.UTF-8", "ru_RU.UTF-8"};
+  static const char json[] = "[2.5, -0.75, 1e-3, 6.25E2]";
+  static const double want[] = {2.5, -0.75, 1e-3, 625.0};
+  size_t k;
+  const char *set = NULL;
+  char out[32];
+  ar_buf b, text;
+  dt_dtype d = dt_native(DT_FLOAT64);
+  int ndim, ok_values = 1;
+  int64_t shape[NPY_MAX_DIMS];
+  codec_err err;
+  for (k = 0; k < sizeof(comma_locales) / sizeof(comma_locales[0]) && !set; k++) {
+    set = setlocale(LC_NUMERIC, comma_locales[k]);
+    if (set && strcmp(localeconv()->decimal_point, ",") != 0) set = NULL;
+  }
+  if (!set) {
+    setlocale(LC_NUMERIC, "C");
+    SKIP("no locale with a ',' decimal point (Debian: apt-get install locales; localedef -i de_DE -f UTF-8 de_DE.UTF-8)");
+  }
+  json_format_float(out, 1.5, 64);
+  buf_init(&b, 1000);
+  buf_init(&text, 1000);
+  if (json_parse_array(json, sizeof(json) - 1, 1, &d, &ndim, shape, &b, &err) == CODEC_OK && ndim == 1 && shape[0] == 4) {
+    for (k = 0; k < 4; k++) {
+      double v;
+      memcpy(&v, b.p + 8 * k, 8);
+      ok_values &= v == want[k];
+    }
+    json_put_array(&text, b.p, d, ndim, shape);
+  } else {
+    ok_values = 0;
+  }
+  setlocale(LC_NUMERIC, "C");
+  CHECK_STR(out, "1.5");
+  CHECK(ok_values);
+  CHECK(text.n == 23 && memcmp(text.p, "[2.5,-0.75,0.001,625.0]", 23) == 0);
+  buf_free(&b);
+  buf_free(&text);
 }
