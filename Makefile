@@ -3,6 +3,7 @@
 #   make            build/arrayrecord.so (the loadable extension)
 #   make test       build and run every test; last line "N passed, N failed"
 #   make demo       the main job end to end on a small database
+#   make fuzz / sanitize / valgrind / oom / coverage   see tests/harden.mk
 #
 # Codec sources (no SQLite calls) and SQL binding sources are listed apart so
 # the C unit tests link the codecs alone.
@@ -45,11 +46,13 @@ SQL_SRC   += src/sql_math.c src/sql_record_math.c src/sql_aggregate.c src/vtab_a
 
 all: $(EXT)
 
+include tests/harden.mk
+
 $(EXT): $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) -lm -lz
+	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) -lm -lz
 
 $(MATH_OBJ): $(BUILD)/%.o: src/%.c $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(MATH_OPT) -fPIC -c -o $@ $<
+	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) $(MATH_OPT) -fPIC -c -o $@ $<
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -60,11 +63,11 @@ $(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(MAT
 	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) $(MATH_SRC) -lm -lz
 
 # The SQL test host: runs .sql files and prints results in a stable format.
-$(BUILD)/sqlrun: tests/host/sqlrun.c | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/sqlrun.c -lsqlite3
+$(BUILD)/sqlrun: tests/host/sqlrun.c $(HOST_DEPS) | $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 -lm
 
-test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun
-	@PYTHON=$(PYTHON) tests/run
+test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun hosts
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
 
 demo: $(EXT)
 	@rm -f $(BUILD)/demo.db

@@ -35,7 +35,11 @@ int array_open(const ar_item *item, int index, npy_array *a, codec_err *err) {
   a->ndim = ar_item_shape(item, a->shape);
   rc = npy_shape_numel(a->ndim, a->shape, &a->numel, err);
   if (rc) return with_where(rc, err, item, index);
-  if (size_mul(a->numel, dt_size(a->dtype.type), &a->nbytes) || a->nbytes != item->data.n) {
+  if (size_mul(a->numel, dt_size(a->dtype.type), &a->nbytes)) {
+    rc = codec_fail(err, CODEC_CORRUPT, "raw array dtype and shape need more than 2^64 bytes");
+    return with_where(rc, err, item, index);
+  }
+  if (a->nbytes != item->data.n) {
     char q[AR_QUOTE_MAX];
     return codec_fail(err, CODEC_CORRUPT,
                       "raw array data has %llu bytes, dtype and shape need %llu (item %d, key '%s')",

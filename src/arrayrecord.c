@@ -44,6 +44,13 @@ static const sql_function core_functions[] = {
     {"ar_debug", 0, ar_debug_func, NULL, NULL, 0},
 };
 
+/* A table that failed to register: say which and why (SQLite shows
+** "error during initialization: " followed by this). */
+static int module_error(int rc, const char *name, char **pzErrMsg) {
+  if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", name, sqlite3_errstr(rc));
+  return rc;
+}
+
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
@@ -54,14 +61,14 @@ int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_rou
   if ((rc = sql_npy_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_record_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_build_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = vtab_array_record_register(db)) != SQLITE_OK) return rc;
-  if ((rc = vtab_npy_each_register(db)) != SQLITE_OK) return rc;
+  if ((rc = vtab_array_record_register(db)) != SQLITE_OK) return module_error(rc, "array_record", pzErrMsg);
+  if ((rc = vtab_npy_each_register(db)) != SQLITE_OK) return module_error(rc, "npy_each", pzErrMsg);
   if ((rc = sql_flower_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = vtab_ar_objects_register(db)) != SQLITE_OK) return rc;
+  if ((rc = vtab_ar_objects_register(db)) != SQLITE_OK) return module_error(rc, "ar_objects", pzErrMsg);
   if ((rc = sql_formats_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_math_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_record_math_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_aggregate_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = vtab_ar_stats_register(db)) != SQLITE_OK) return rc;
+  if ((rc = vtab_ar_stats_register(db)) != SQLITE_OK) return module_error(rc, "ar_stats", pzErrMsg);
   return SQLITE_OK;
 }

@@ -1,5 +1,6 @@
 /*
-** buf.c — growable byte buffer (see buf.h) and codec_fail().
+** buf.c — growable byte buffer (see buf.h), codec_fail() and the quoting
+** of untrusted text for messages (codec.h).
 */
 #include "buf.h"
 
@@ -10,9 +11,18 @@
 int codec_fail(codec_err *err, int code, const char *fmt, ...) {
   if (err) {
     va_list ap;
+    int len;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    len = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
+    if (len >= (int)sizeof(err->msg)) {
+      /* Cut: drop a character the cut split, so the message stays UTF-8. */
+      size_t n = sizeof(err->msg) - 1, start = n;
+      while (start > 0 && n - start < 4 && ((unsigned char)err->msg[start - 1] & 0xc0) == 0x80) start--;
+      if (start > 0 && (unsigned char)err->msg[start - 1] >= 0xc0) start--;
+      if (start < n && codec_utf8_seq((const unsigned char *)err->msg + start, n - start) != (size_t)(n - start))
+        err->msg[start] = 0;
+    }
   }
   return code;
 }
@@ -94,9 +104,13 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
 }
 
 unsigned char *buf_extend(ar_buf *b, uint64_t len) {
+  static unsigned char nothing[1];
   unsigned char *dst;
   if (buf_reserve(b, len)) return NULL;
-  if (!b->p) return NULL; /* len 0 on a buffer with no storage: no arithmetic on NULL */
+  /* Zero bytes on a buffer that never allocated: NULL + 0 is undefined in C,
+  ** and NULL means failure here, so hand out a valid address to write 0
+  ** bytes at. */
+  if (!b->p) return nothing;
   dst = b->p + b->n;
   b->n += len;
   return dst;

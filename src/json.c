@@ -6,10 +6,14 @@
 ** finds the shape (every list at one depth must have the same length) and
 ** classifies the leaves; the second converts each leaf straight into the
 ** output payload, so no per-element temporary is kept. Nesting is bounded by
-** NPY_MAX_DIMS. Number text is converted with strtod (C locale).
+** NPY_MAX_DIMS. Number text is converted with snprintf and strtod, which
+** follow LC_NUMERIC: a host program may have set a locale whose decimal
+** point is not '.' (de_DE writes 1,5), so numbers are translated between
+** the locale's form and JSON's on the way in and out.
 */
 #include "json.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +73,43 @@ static void sci_neighbour(char *sci, int p, int dir) {
   snprintf(sci, 40, "%s%c%s%se%+03d", neg ? "-" : "", digits[0], p > 1 ? "." : "", digits + 1, e);
 }
 
+/* The current locale's decimal point ("." in the C locale). */
+static const char *locale_point(void) {
+  const char *dp = localeconv()->decimal_point;
+  return dp && *dp ? dp : ".";
+}
+
+/* Replace the locale's decimal point in s (printf output) by '.'. */
+static void point_to_json(char *s) {
+  const char *dp = locale_point();
+  size_t len = strlen(dp);
+  char *at;
+  if (dp[0] == '.' && len == 1) return;
+  if ((at = strstr(s, dp)) != NULL) {
+    *at = '.';
+    memmove(at + 1, at + len, strlen(at + len) + 1);
+  }
+}
+
+/* strtod of number text written with '.' (JSON's decimal point), whatever
+** the locale's; s is at most 511 bytes. */
+static double strtod_json(const char *s) {
+  const char *dp = locale_point();
+  size_t dlen = strlen(dp), o = 0;
+  char tmp[600];
+  if (dp[0] == '.' && dlen == 1) return strtod(s, NULL);
+  for (; *s && o + dlen + 1 < sizeof(tmp); s++) {
+    if (*s == '.') {
+      memcpy(tmp + o, dp, dlen);
+      o += dlen;
+    } else {
+      tmp[o++] = *s;
+    }
+  }
+  tmp[o] = 0;
+  return strtod(tmp, NULL);
+}
+
 void json_format_float(char *out, double v, int bits) {
   int p, maxp = bits == 16 ? 5 : bits == 32 ? 9 : 17, exp10;
   char sci[40];
@@ -87,12 +128,16 @@ void json_format_float(char *out, double v, int bits) {
   for (p = 1; p < maxp; p++) {
     double back;
     snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
-    back = strtod(sci, NULL);
+    point_to_json(sci);
+    back = strtod_json(sci);
     if (same_at_precision(back, v, bits)) break;
     sci_neighbour(sci, p, fabs(back) < fabs(v) ? 1 : -1);
-    if (same_at_precision(strtod(sci, NULL), v, bits)) break;
+    if (same_at_precision(strtod_json(sci), v, bits)) break;
   }
-  if (p == maxp) snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+  if (p == maxp) {
+    snprintf(sci, sizeof(sci), "%.*e", p - 1, v);
+    point_to_json(sci);
+  }
   /* NumPy's repr of the scalar (Python's repr for float64): positional for
   ** 1e-4 <= |v| < 1e16 (decided on the value itself) and zero, with the
   ** shortest digits padded by zeros (float16 65504 -> "65500.0", float32
@@ -264,9 +309,12 @@ static int js_leaf(jscan *j, jleaf *leaf) {
   const char *s = j->s;
   uint64_t start = j->pos;
   leaf->at = start;
+  leaf->kind = -1; /* none yet: callers may test it after an error */
   leaf->negative = 0;
   leaf->mag = 0;
   leaf->mag_overflow = 0;
+  leaf->d = 0;
+  leaf->b = 0;
   if (js_match(j, "true") || js_match(j, "false")) {
     leaf->kind = LEAF_BOOL;
     leaf->b = s[start] == 't';
@@ -297,7 +345,7 @@ static int js_leaf(jscan *j, jleaf *leaf) {
     /* JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
     uint64_t p = j->pos;
     int is_float = 0;
-    char tmp[512];
+    char tmp[512 + 8]; /* room for a multi-byte decimal point */
     if (p < j->n && s[p] == '-') {
       leaf->negative = 1;
       p++;
@@ -324,10 +372,10 @@ static int js_leaf(jscan *j, jleaf *leaf) {
       if (p >= j->n || s[p] < '0' || s[p] > '9') return js_fail(j, "expected a digit in the exponent");
       while (p < j->n && s[p] >= '0' && s[p] <= '9') p++;
     }
-    if (p - start >= sizeof(tmp)) return js_fail(j, "number too long");
+    if (p - start >= 512) return js_fail(j, "number too long");
     memcpy(tmp, s + start, (size_t)(p - start));
     tmp[p - start] = 0;
-    leaf->d = strtod(tmp, NULL);
+    leaf->d = strtod_json(tmp);
     leaf->kind = is_float ? LEAF_FLOAT : LEAF_INT;
     j->pos = p;
     return CODEC_OK;

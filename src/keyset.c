@@ -4,17 +4,39 @@
 #include "keyset.h"
 
 #include <string.h>
+#include <time.h>
 
-static uint64_t ks_hash(const unsigned char *p, uint64_t n) {
-  uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
+/* splitmix64's finaliser: every output bit depends on every input bit. */
+static uint64_t ks_mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
+/* FNV-1a, seeded and mixed: slots are taken from the low bits, which plain
+** FNV-1a lets anyone collide offline. */
+static uint64_t ks_hash(const ar_keyset *ks, const unsigned char *p, uint64_t n) {
+  uint64_t h = UINT64_C(1469598103934665603);
   while (n--) h = (h ^ *p++) * UINT64_C(1099511628211);
-  return h;
+  return ks_mix(h ^ ks->seed);
+}
+
+/* A seed nobody outside this process knows: where the set and this code
+** live (address-space randomisation) and the time. */
+static uint64_t ks_new_seed(const ar_keyset *ks) {
+  uint64_t s = (uint64_t)(uintptr_t)ks;
+  s = ks_mix(s ^ (uint64_t)(uintptr_t)&ks_new_seed);
+  s = ks_mix(s ^ (uint64_t)time(NULL));
+  return ks_mix(s ^ (uint64_t)clock());
 }
 
 void ar_keyset_init(ar_keyset *ks) {
   buf_init(&ks->arena, UINT64_MAX);
   ks->slots = NULL;
   ks->cap = ks->count = 0;
+  ks->seed = ks_new_seed(ks);
 }
 
 void ar_keyset_free(ar_keyset *ks) {
@@ -36,7 +58,7 @@ static uint64_t ks_find(const ar_keyset *ks, const unsigned char *key, uint64_t 
 
 int ar_keyset_get(const ar_keyset *ks, const void *key, uint64_t n) {
   if (!ks->cap) return -1;
-  return ks->slots[ks_find(ks, key, n, ks_hash(key, n))].value;
+  return ks->slots[ks_find(ks, key, n, ks_hash(ks, key, n))].value;
 }
 
 static int ks_grow(ar_keyset *ks) {
@@ -60,7 +82,7 @@ static int ks_grow(ar_keyset *ks) {
 }
 
 int ar_keyset_put(ar_keyset *ks, const void *key, uint64_t n, int value) {
-  uint64_t h = ks_hash(key, n), i, off = ks->arena.n;
+  uint64_t h = ks_hash(ks, key, n), i, off = ks->arena.n;
   if ((ks->count + 1) * 2 > ks->cap && ks_grow(ks)) return CODEC_NOMEM;
   buf_append(&ks->arena, key, n);
   if (ks->arena.rc) return CODEC_NOMEM;

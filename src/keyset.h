@@ -2,6 +2,9 @@
 ** keyset.h — a hash set of byte-string keys mapping each to an int, used to
 ** find duplicate keys while parsing, merging and aggregating records. Keys
 ** are copied into an arena, so callers' buffers may move or go away.
+** Keys come from untrusted BLOBs: the hash is seeded per set and finished
+** with a full mixer, so nobody can prepare keys that all land in one slot
+** run (which would make parsing a record quadratic).
 */
 #ifndef AR_KEYSET_H
 #define AR_KEYSET_H
@@ -17,6 +20,7 @@ typedef struct ar_keyset {
   ar_buf arena;
   ks_slot *slots;
   uint64_t cap, count;
+  uint64_t seed; /* per set, so colliding keys cannot be made in advance */
 } ar_keyset;
 
 void ar_keyset_init(ar_keyset *ks);

@@ -162,7 +162,8 @@ static int tensor_entry(st_file *f, json_reader *r, st_tensor *t) {
       if ((rc = json_string(r, &v)) != CODEC_OK) return rc;
       t->code = v.escaped ? -1 : st_dtype_code(v.p, v.n);
       if (t->code < 0) {
-        snprintf(problem, sizeof(problem), "unknown dtype '%.*s'", (int)(v.n > 16 ? 16 : v.n), (const char *)v.p);
+        char quoted[CODEC_QUOTE_MAX];
+        snprintf(problem, sizeof(problem), "unknown dtype '%s'", codec_quote(quoted, sizeof(quoted), v.p, v.n));
         return json_fail_str(r, &v, problem);
       }
     } else if (field == 2) {
@@ -387,10 +388,11 @@ static int plan_item(const ar_item *it, int index, st_plan *p, codec_err *err) {
     uint64_t numel, bits;
     codec_err tmp;
     p->code = st_dtype_code(it->dtype.p, it->dtype.n);
-    if (p->code < 0 || st_dtypes[p->code].np >= 0)
-      return codec_fail(err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%.*s', which is not a raw safetensors dtype%s",
-                        (int)(it->dtype.n > 16 ? 16 : it->dtype.n), (const char *)it->dtype.p,
-                        array_where(where, sizeof(where), it, index));
+    if (p->code < 0 || st_dtypes[p->code].np >= 0) {
+      char q[CODEC_QUOTE_MAX];
+      return codec_fail(err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%s', which is not a raw safetensors dtype%s",
+                        codec_quote(q, sizeof(q), it->dtype.p, it->dtype.n), array_where(where, sizeof(where), it, index));
+    }
     p->ndim = ar_item_shape(it, p->shape);
     if (npy_shape_numel(p->ndim, p->shape, &numel, &tmp) || size_mul(numel, (uint64_t)st_dtypes[p->code].bits, &bits))
       return codec_fail(err, CODEC_CORRUPT, "shape overflows%s", array_where(where, sizeof(where), it, index));

@@ -18,6 +18,7 @@
 #include "sql_util.h"
 SQLITE_EXTENSION_INIT3
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -255,6 +256,11 @@ static void ar_merge_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   for (r = 0; r < argc; r++) ar_record_init(&recs[r]);
   for (r = 0; r < argc; r++) {
     if (sql_arg_record(ctx, argv[r], r, &recs[r]) <= 0) goto done;
+    /* The same huge record may be passed many times: keep the sum an int. */
+    if (recs[r].n > INT_MAX - total) {
+      sqlite3_result_error_toobig(ctx);
+      goto done;
+    }
     total += recs[r].n;
   }
   if (!(entries = entries_alloc(ctx, total, NULL))) goto done;

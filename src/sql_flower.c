@@ -105,7 +105,8 @@ static void ar_inflate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv
   st->failed = 1;
   if (sql_arg_text(ctx, argv[0], 0, "an object id", &idtext, &idlen) < 0) return;
   if (sha256_from_hex(idtext, (size_t)idlen, id)) {
-    sql_error(ctx, "object id must be 64 hex digits, got '%.*s'", idlen > 70 ? 70 : (int)idlen, idtext);
+    char q[CODEC_QUOTE_MAX];
+    sql_error(ctx, "object id must be 64 hex digits, got '%s'", codec_quote(q, sizeof(q), idtext, idlen));
     return;
   }
   if (sql_arg_blob(ctx, argv[1], 1, "an object content", &content, &n) < 0) return;

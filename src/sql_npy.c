@@ -181,18 +181,13 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);
       if (!p && n) { sqlite3_result_error_nomem(ctx); return; }
       rc = npy_parse(p ? p : (const unsigned char *)"", n, &a, &err);
-      if (rc == CODEC_NOMEM) { sqlite3_result_error_nomem(ctx); return; }
       break;
     }
     default:
       rc = sql_blob_type_problem(&err, argv[0], 0, "a .npy"); /* the text npy_dtype etc. raise */
       break;
   }
-  if (want_error) {
-    if (rc) sqlite3_result_text(ctx, err.msg, -1, SQLITE_TRANSIENT);
-  } else {
-    sqlite3_result_int(ctx, rc == CODEC_OK);
-  }
+  sql_result_check(ctx, rc, &err, want_error);
 }
 
 static const sql_function npy_functions[] = {

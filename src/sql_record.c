@@ -141,12 +141,7 @@ static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     default: rc = sql_blob_type_problem(&err, argv[0], 0, "a record"); break; /* as ar_len etc. raise */
   }
   ar_record_clear(&rec);
-  if (rc == CODEC_NOMEM) { sqlite3_result_error_nomem(ctx); return; }
-  if (SQL_OP(ctx)) {
-    if (rc) sqlite3_result_text(ctx, err.msg, -1, SQLITE_TRANSIENT);
-  } else {
-    sqlite3_result_int(ctx, rc == CODEC_OK);
-  }
+  sql_result_check(ctx, rc, &err, SQL_OP(ctx));
 }
 
 static const sql_function record_functions[] = {

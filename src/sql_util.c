@@ -223,6 +223,12 @@ int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d)
   return 1;
 }
 
+void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error) {
+  if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
+  else if (!want_error) sqlite3_result_int(ctx, rc == CODEC_OK);
+  else if (rc) sqlite3_result_text(ctx, err->msg, -1, SQLITE_TRANSIENT);
+}
+
 void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
   switch (v->kind) {
     case DT_KIND_BOOL:
@@ -250,9 +256,14 @@ const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
   return *owned;
 }
 
-int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab) {
+int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr) {
   sqlite3_vtab *vtab;
-  int rc = sqlite3_declare_vtab(db, schema);
+  int rc;
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  rc = sqlite3_declare_vtab(db, (const char *)schema);
   if (rc != SQLITE_OK) return rc;
   vtab = sqlite3_malloc(sizeof(*vtab));
   if (!vtab) return SQLITE_NOMEM;
@@ -310,9 +321,12 @@ int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   int i, seen = 0;
   for (i = 0; i < info->nConstraint; i++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    if (c->iColumn != arg_col) continue;
+    /* Only "arg = value" passes the argument; other comparisons on the
+    ** hidden column are left to SQLite (xFilter then reports the missing
+    ** argument by name, where refusing the plan gave "no query solution"). */
+    if (c->iColumn != arg_col || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
     seen = 1;
-    if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (!c->usable) continue;
     info->aConstraintUsage[i].argvIndex = 1;
     info->aConstraintUsage[i].omit = 1;
     info->idxNum = 1;

@@ -71,6 +71,11 @@ int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char 
 /* A dtype name such as 'float32' or '<f4'. */
 int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d);
 
+/* The result of a *_valid / *_error function for a check that ended in rc:
+** *_valid gives 1 or 0, *_error NULL or the message; running out of memory
+** raises SQLITE_NOMEM instead (it says nothing about the value). */
+void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error);
+
 /* Results for one element: bool/int as INTEGER, uint64 above INT64_MAX and
 ** floats as REAL (NaN becomes NULL, as SQLite stores it), complex as the
 ** JSON text "[re,im]". */
@@ -80,11 +85,13 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 ** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
 const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 
-/* The parts every eponymous table-valued function shares: xConnect declares
-** the schema, allocates a plain sqlite3_vtab and marks the table innocuous;
-** xDisconnect frees it; sql_vtab_open allocates a zeroed cursor of `size`
-** bytes (its first member a sqlite3_vtab_cursor). */
-int sql_vtab_connect(sqlite3 *db, const char *schema, sqlite3_vtab **ppVtab);
+/* The parts every eponymous table-valued function shares. xConnect: the
+** module's client data (sqlite3_create_module's last argument) is its CREATE
+** TABLE statement; the table is a plain sqlite3_vtab, marked innocuous (it
+** has no side effects). xDisconnect frees it. sql_vtab_open allocates a
+** zeroed cursor of `size` bytes (its first member a sqlite3_vtab_cursor). */
+int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr);
 int sql_vtab_disconnect(sqlite3_vtab *vtab);
 int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
 

@@ -37,14 +37,8 @@ typedef struct objects_cursor {
   uint32_t row;
 } objects_cursor;
 
-static int obj_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                       char **pzErr) {
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  return sql_vtab_connect(db, "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, arg HIDDEN)", ppVtab);
-}
+static const char ar_objects_schema[] =
+    "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, arg HIDDEN)";
 
 static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   objects_cursor *cur;
@@ -132,7 +126,7 @@ static int obj_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
 /* xCreate is NULL: an eponymous-only table-valued function. */
 static sqlite3_module ar_objects_module = {
     .iVersion = 0,
-    .xConnect = obj_connect,
+    .xConnect = sql_vtab_connect,
     .xBestIndex = obj_best_index,
     .xDisconnect = sql_vtab_disconnect,
     .xOpen = obj_open,
@@ -144,4 +138,4 @@ static sqlite3_module ar_objects_module = {
     .xRowid = obj_rowid,
 };
 
-int vtab_ar_objects_register(sqlite3 *db) { return sqlite3_create_module(db, "ar_objects", &ar_objects_module, 0); }
+int vtab_ar_objects_register(sqlite3 *db) { return sqlite3_create_module(db, "ar_objects", &ar_objects_module, (void *)ar_objects_schema); }

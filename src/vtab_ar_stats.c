@@ -58,15 +58,9 @@ typedef struct stats_cursor {
   unsigned char *scratch;
 } stats_cursor;
 
-static int stats_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                        char **pzErr) {
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  return sql_vtab_connect(db, "CREATE TABLE x(key TEXT, dtype TEXT, shape TEXT, numel INTEGER, min ANY, max ANY,"
-                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, arg HIDDEN)", ppVtab);
-}
+static const char ar_stats_schema[] =
+    "CREATE TABLE x(key TEXT, dtype TEXT, shape TEXT, numel INTEGER, min ANY, max ANY,"
+                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, arg HIDDEN)";
 
 static int stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   int rc = sql_vtab_open(sizeof(stats_cursor), ppCursor);
@@ -186,7 +180,7 @@ static int stats_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col
 /* xCreate is NULL: an eponymous-only table-valued function. */
 static sqlite3_module ar_stats_module = {
     .iVersion = 0,
-    .xConnect = stats_connect,
+    .xConnect = sql_vtab_connect,
     .xBestIndex = stats_best_index,
     .xDisconnect = sql_vtab_disconnect,
     .xOpen = stats_open,
@@ -198,4 +192,4 @@ static sqlite3_module ar_stats_module = {
     .xRowid = stats_rowid,
 };
 
-int vtab_ar_stats_register(sqlite3 *db) { return sqlite3_create_module(db, "ar_stats", &ar_stats_module, 0); }
+int vtab_ar_stats_register(sqlite3 *db) { return sqlite3_create_module(db, "ar_stats", &ar_stats_module, (void *)ar_stats_schema); }

@@ -45,15 +45,9 @@ typedef struct ar_cursor {
   int row;
 } ar_cursor;
 
-static int arv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                        char **pzErr) {
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  return sql_vtab_connect(db, "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
-                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, arg HIDDEN)", ppVtab);
-}
+static const char array_record_schema[] =
+    "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
+                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, arg HIDDEN)";
 
 static int arv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   int rc = sql_vtab_open(sizeof(ar_cursor), ppCursor);
@@ -135,7 +129,7 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
 /* xCreate is NULL: an eponymous-only table-valued function. */
 static sqlite3_module array_record_module = {
     .iVersion = 0,
-    .xConnect = arv_connect,
+    .xConnect = sql_vtab_connect,
     .xBestIndex = arv_best_index,
     .xDisconnect = sql_vtab_disconnect,
     .xOpen = arv_open,
@@ -148,5 +142,5 @@ static sqlite3_module array_record_module = {
 };
 
 int vtab_array_record_register(sqlite3 *db) {
-  return sqlite3_create_module(db, "array_record", &array_record_module, 0);
+  return sqlite3_create_module(db, "array_record", &array_record_module, (void *)array_record_schema);
 }

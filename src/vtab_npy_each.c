@@ -30,14 +30,8 @@ typedef struct each_cursor {
   uint64_t i;
 } each_cursor;
 
-static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                        char **pzErr) {
-  (void)aux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  return sql_vtab_connect(db, "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, arg HIDDEN)", ppVtab);
-}
+static const char npy_each_schema[] =
+    "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, arg HIDDEN)";
 
 static int each_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   (void)vtab;
@@ -114,7 +108,7 @@ static int each_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 /* xCreate is NULL: an eponymous-only table-valued function. */
 static sqlite3_module npy_each_module = {
     .iVersion = 0,
-    .xConnect = each_connect,
+    .xConnect = sql_vtab_connect,
     .xBestIndex = each_best_index,
     .xDisconnect = sql_vtab_disconnect,
     .xOpen = each_open,
@@ -127,5 +121,5 @@ static sqlite3_module npy_each_module = {
 };
 
 int vtab_npy_each_register(sqlite3 *db) {
-  return sqlite3_create_module(db, "npy_each", &npy_each_module, 0);
+  return sqlite3_create_module(db, "npy_each", &npy_each_module, (void *)npy_each_schema);
 }

@@ -20,6 +20,8 @@ typedef void (*unit_fn)(void);
 void unit_register(const char *name, unit_fn fn);
 void unit_fail(const char *file, int line, const char *expr);
 int unit_failed(void);
+/* Mark the running test skipped (it reports "SKIP c/name: why"). */
+void unit_skip(const char *why);
 
 /* Allocation control for OOM tests: fail the allocation after `n` more
 ** succeed (-1 = never). unit_live_allocs() counts what is not yet freed. */
@@ -44,5 +46,12 @@ unsigned char *unit_read_file(const char *rel, uint64_t *len);
   } while (0)
 
 #define CHECK_STR(a, b) CHECK(strcmp((a), (b)) == 0)
+
+/* Skip the rest of a test that cannot run here, saying why (never a pass). */
+#define SKIP(why)       \
+  do {                  \
+    unit_skip(why);     \
+    return;             \
+  } while (0)
 
 #endif

@@ -15,6 +15,7 @@ static struct {
 } tests[MAX_TESTS];
 static int ntests;
 static int current_failed;
+static const char *current_skip;
 static long live_allocs;
 static long fail_after = -1;
 static int injected;
@@ -33,6 +34,8 @@ void unit_fail(const char *file, int line, const char *expr) {
 }
 
 int unit_failed(void) { return current_failed; }
+
+void unit_skip(const char *why) { current_skip = why; }
 
 void unit_fail_alloc_after(long n) {
   fail_after = n;
@@ -101,6 +104,7 @@ int main(void) {
   for (i = 0; i < ntests; i++) {
     long before = live_allocs;
     current_failed = 0;
+    current_skip = NULL;
     fail_after = -1;
     fflush(stdout);
     tests[i].fn();
@@ -110,6 +114,8 @@ int main(void) {
       current_failed = 1;
     } else if (current_failed) {
       printf("FAIL c/%s\n", tests[i].name);
+    } else if (current_skip) {
+      printf("SKIP c/%s: %s\n", tests[i].name, current_skip);
     } else {
       printf("ok c/%s\n", tests[i].name);
     }

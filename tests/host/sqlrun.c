@@ -17,7 +17,7 @@
 ** sqlite3_auto_extension instead of loaded (sanitizer and OOM builds).
 **
 ** Test-only helpers registered here: readfile(path) and writefile(path, blob),
-** as in the sqlite3 CLI.
+** as in the sqlite3 CLI, and limit_length(n), which sets SQLITE_LIMIT_LENGTH.
 */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -71,6 +71,13 @@ static void writefile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if (n) fwrite(data, 1, (size_t)n, f);
   fclose(f);
   sqlite3_result_int(ctx, n);
+}
+
+/* limit_length(n): set SQLITE_LIMIT_LENGTH (for the limits tests); returns
+** the previous value. */
+static void limit_length_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3_result_int(ctx, sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, sqlite3_value_int(argv[0])));
 }
 
 static void print_value(sqlite3_stmt *st, int i) {
@@ -169,6 +176,8 @@ int main(int argc, char **argv) {
   int i, status = 0;
 #ifdef AR_STATIC_EXT
   sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init);
+  (void)err; /* -e is accepted and ignored: the extension is linked in */
+  (void)ext;
 #endif
   for (i = 1; i < argc; i++) {
     char *sql;
@@ -186,6 +195,7 @@ int main(int argc, char **argv) {
 #endif
     sqlite3_create_function(db, "readfile", 1, SQLITE_UTF8, 0, readfile_func, 0, 0);
     sqlite3_create_function(db, "writefile", 2, SQLITE_UTF8, 0, writefile_func, 0, 0);
+    sqlite3_create_function(db, "limit_length", 1, SQLITE_UTF8, 0, limit_length_func, 0, 0);
     sql = slurp(argv[i]);
     if (!sql) {
       fprintf(stderr, "sqlrun: cannot read %s\n", argv[i]);

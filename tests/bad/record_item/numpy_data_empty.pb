@@ -1,0 +1,4 @@
+
+"
+bad
+float32numpy.ndarray

@@ -1,0 +1,5 @@
+
+.
+bad'
+float32numpy.ndarray"
+not a .npy

@@ -1,0 +1,97 @@
+"""What the extension registers is safe to use anywhere: every SQL function
+is deterministic and innocuous (so it works in indexes, CHECK constraints,
+generated columns, and views and triggers under trusted_schema=OFF), the
+tables are innocuous too, and nothing registered reads or writes files or
+runs commands. Needs no NumPy.
+"""
+import os
+import sqlite3
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXT = os.environ.get("AR_EXTENSION", os.path.join(ROOT, "build", "arrayrecord"))
+if not os.path.isabs(EXT):
+    EXT = os.path.join(ROOT, EXT)
+
+DETERMINISTIC = 0x000000800
+DIRECTONLY = 0x000080000
+INNOCUOUS = 0x000200000
+
+
+def connect():
+    con = sqlite3.connect(":memory:")
+    con.enable_load_extension(True)
+    con.load_extension(EXT)
+    con.enable_load_extension(False)
+    return con
+
+
+def registered():
+    """(functions [(name, narg, type, flags)], tables [name]) the extension adds."""
+    plain = sqlite3.connect(":memory:")
+    plain_fns = set(plain.execute("SELECT name, narg FROM pragma_function_list"))
+    plain_mods = {r[0] for r in plain.execute("SELECT name FROM pragma_module_list")}
+    con = connect()
+    fns = [r for r in con.execute("SELECT DISTINCT name, narg, type, flags FROM pragma_function_list ORDER BY 1, 2")
+           if (r[0], r[1]) not in plain_fns]
+    mods = [r[0] for r in con.execute("SELECT name FROM pragma_module_list ORDER BY 1")
+            if r[0] not in plain_mods and not r[0].startswith("pragma_")]
+    return fns, mods
+
+
+def test_every_function_is_deterministic_and_innocuous():
+    fns, _ = registered()
+    assert len(fns) >= 40, fns
+    bad = [(name, narg, hex(flags)) for name, narg, _, flags in fns
+           if not flags & DETERMINISTIC or not flags & INNOCUOUS or flags & DIRECTONLY]
+    assert not bad, "functions without SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS: %s" % bad
+
+
+def test_functions_and_tables_work_in_untrusted_schema():
+    """Under trusted_schema=OFF only innocuous functions and tables may run
+    from views and triggers; every one of ours must."""
+    fns, mods = registered()
+    con = connect()
+    con.execute("PRAGMA trusted_schema = OFF")
+    con.execute("CREATE TABLE t(a BLOB, b BLOB)")
+    con.execute("CREATE TABLE log(x)")
+    for i, (name, narg, kind, _) in enumerate(fns):
+        args = ", ".join(["NULL"] * (narg if narg >= 0 else 2))
+        con.execute("CREATE VIEW v%d AS SELECT %s(%s) AS x" % (i, name, args))
+        con.execute("SELECT * FROM v%d" % i).fetchall()
+        con.execute("CREATE TRIGGER g%d AFTER INSERT ON t BEGIN INSERT INTO log SELECT %s(%s); END"
+                    % (i, name, args))
+    for name in mods:
+        con.execute("CREATE VIEW tv_%s AS SELECT * FROM %s(NULL)" % (name, name))
+        assert con.execute("SELECT count(*) FROM tv_%s" % name).fetchone() == (0,)
+    con.execute("INSERT INTO t VALUES (NULL, NULL)")
+    assert con.execute("SELECT count(*) FROM log").fetchone() == (len(fns),)
+
+
+def test_scalar_functions_work_in_indexes_and_checks():
+    """Indexes on expressions, CHECK constraints and generated columns take
+    deterministic functions only."""
+    fns, _ = registered()
+    con = connect()
+    con.execute("CREATE TABLE t(a BLOB, b BLOB, c BLOB)")
+    scalars = [(n, a) for n, a, kind, _ in fns if kind == "s"]
+    for i, (name, narg) in enumerate(scalars):
+        args = ", ".join(["a", "b", "c", "a"][: (narg if narg >= 0 else 2)])
+        con.execute("CREATE INDEX i%d ON t(%s(%s))" % (i, name, args))
+    con.execute("CREATE TABLE checked(x BLOB CHECK (x IS NULL OR npy_valid(x)),"
+                " dtype TEXT GENERATED ALWAYS AS (CASE WHEN npy_valid(x) THEN npy_dtype(x) END))")
+    con.execute("INSERT INTO checked(x) VALUES (npy_from_json('[1, 2]'))")
+    assert con.execute("SELECT dtype FROM checked").fetchone() == ("int64",)
+    try:
+        con.execute("INSERT INTO checked(x) VALUES (x'00')")
+    except sqlite3.IntegrityError as e:
+        assert "CHECK constraint failed" in str(e)
+    else:
+        raise AssertionError("a CHECK with npy_valid let a bad value in")
+
+
+def test_nothing_registered_touches_files_or_processes():
+    fns, mods = registered()
+    words = ("file", "write", "read", "exec", "system", "shell", "load", "edit", "open", "popen", "url", "http")
+    suspicious = sorted({n for n, *_ in fns} | set(mods))
+    bad = [n for n in suspicious if any(w in n for w in words)]
+    assert not bad, "names that suggest side effects: %s" % bad
