@@ -21,8 +21,8 @@ SELECT npy_to_json(readfile('tests/data/npy/empty_1d_f4.npy')), npy_to_json(read
 SELECT npy_to_json(readfile('tests/data/npy/fortran_3d_i2.npy'));
 SELECT npy_to_json(readfile('tests/data/npy/ndim_8_u1.npy'));
 SELECT npy_to_json(readfile('tests/data/npy/v2_header_f4.npy')), npy_to_json(readfile('tests/data/npy/v3_header_i4.npy'));
--- the result is JSON SQLite reads
-SELECT json_valid(npy_to_json(readfile('tests/data/npy/special_f4.npy'))),
+-- the result is JSON SQLite reads (json_type, not json_valid: json_valid answers 0 when it runs out of memory)
+SELECT json_type(npy_to_json(readfile('tests/data/npy/special_f4.npy'))),
        json_extract(npy_to_json(readfile('tests/data/npy/fortran_2d_f4.npy')), '$[2][1]');
 
 -- npy_raw: the payload in C order, in the file's byte order

@@ -8,7 +8,7 @@ INSERT INTO recs SELECT x, readfile('tests/data/records/' || x || '.pb')
         UNION ALL SELECT 'legacy_raw');
 SELECT name, length(rec), ar_len(rec), ar_keys(rec), ar_count_bytes(rec), ar_valid(rec), ar_error(rec) FROM recs;
 SELECT name, ar_json(rec) FROM recs;
-SELECT json_valid(ar_json(rec)), json_extract(ar_json(rec), '$."fc2.weight".shape[1]') FROM recs WHERE name = 'mlp_dict';
+SELECT json_type(ar_json(rec)), json_extract(ar_json(rec), '$."fc2.weight".shape[1]') FROM recs WHERE name = 'mlp_dict';
 
 -- per key
 SELECT k, ar_has(r, k), ar_dtype(r, k), ar_shape(r, k), ar_stype(r, k), ar_nbytes(r, k), length(ar_data(r, k)),
