@@ -64,7 +64,7 @@ $(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(MAT
 
 # The SQL test host: runs .sql files and prints results in a stable format.
 $(BUILD)/sqlrun: tests/host/sqlrun.c $(HOST_DEPS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 -lm
+	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 -lm -lz
 
 test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun hosts
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run

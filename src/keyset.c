@@ -50,7 +50,8 @@ static uint64_t ks_find(const ar_keyset *ks, const unsigned char *key, uint64_t 
   uint64_t i = h & (ks->cap - 1);
   while (ks->slots[i].value >= 0) {
     const ks_slot *s = &ks->slots[i];
-    if (s->hash == h && s->len == n && memcmp(ks->arena.p + s->off, key, (size_t)n) == 0) break;
+    /* n == 0: an empty key, with maybe no arena yet (no arithmetic on NULL) */
+    if (s->hash == h && s->len == n && (n == 0 || memcmp(ks->arena.p + s->off, key, (size_t)n) == 0)) break;
     i = (i + 1) & (ks->cap - 1);
   }
   return i;

@@ -209,7 +209,9 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
 /* After the arena stops moving, point the keys at their copies. */
 static void agg_keys_home(agg_state *st) {
   int i;
-  for (i = 0; i < st->nkeys; i++) st->keys[i].key.p = st->arena.p + st->keys[i].key_at;
+  /* Only empty keys leave the arena without storage (no arithmetic on NULL). */
+  for (i = 0; i < st->nkeys; i++)
+    st->keys[i].key.p = st->arena.p ? st->arena.p + st->keys[i].key_at : (const unsigned char *)"";
 }
 
 /* --- one row --------------------------------------------------------------- */
@@ -248,7 +250,8 @@ static void dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k
 /* Fold one array into key k's accumulator (or kept slice at `kept`). */
 static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a, double w, unsigned char *kept) {
   int first = st->nrows == 0;
-  unsigned char *acc = st->mem + st->gap + k->at;
+  /* No memory at all when every array is empty (no arithmetic on NULL). */
+  unsigned char *acc = st->mem ? st->mem + st->gap + k->at : NULL;
   switch (op) {
     case AGG_SUM:
       if (dt_kind(k->out) == DT_KIND_INT || dt_kind(k->out) == DT_KIND_UINT) {
@@ -260,7 +263,9 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
     case AGG_MEAN: am_axpy(a, k->fortran, w, (double *)(void *)acc, first, st->scratch); break;
     case AGG_MIN:
     case AGG_MAX: am_elem_minmax(a, k->fortran, acc, op == AGG_MAX, first, st->scratch); break;
-    default: am_copy_native(a, 0, kept + k->at, st->scratch); break;
+    default:
+      if (kept) am_copy_native(a, 0, kept + k->at, st->scratch); /* no kept bytes: every array empty */
+      break;
   }
 }
 
@@ -461,6 +466,7 @@ static void finish_stack(agg_state *st, ar_buf *out) {
     unsigned char *dst;
     key_result(st, AGG_STACK, k, &res);
     if (!(dst = am_begin_item(out, k->key, &res))) return;
+    if (!k->bytes) continue; /* an empty array: nothing kept, nothing to copy */
     for (r = 0; r < st->nrows; r++) memcpy(dst + r * k->bytes, st->kept.p + r * st->row_bytes + k->at, (size_t)k->bytes);
   }
 }
