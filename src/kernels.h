@@ -116,7 +116,8 @@ double kn_sum_sqdev_f32(const void *x, double mean, size_t n);
 double kn_sum_prod_f32(const void *x, const void *y, size_t n);
 
 /* Lower *mn / raise *mx over n doubles (the caller seeds them with the first
-** element). Returns 1 when a NaN was seen: NumPy's min/max are then NaN. */
+** element); either pointer may be NULL when that bound is not wanted.
+** Returns 1 when a NaN was seen: NumPy's min/max are then NaN. */
 int kn_minmax(const void *x, size_t n, double *mn, double *mx);
 /* Largest |x| (|z| for pairs when `complex`); returns 1 when a NaN was seen. */
 int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx);
