@@ -556,7 +556,7 @@ static void add_complex_sums(const double *z, size_t m, double *split, kn_cascad
 void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *scratch) {
   dt_type t = a->dtype.type;
   char kind = dt_kind(t);
-  int cplx = kind == DT_KIND_COMPLEX, nan = 0, absnan = 0;
+  int cplx = kind == DT_KIND_COMPLEX, nan = 0, absnan = 0, whole;
   int fortran = am_is_fortran(a);
   kn_cascade sre, sim, ssq, sabs, sdev;
   uint64_t isum[2] = {0, 0}; /* integer sums are exact */
@@ -573,10 +573,21 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
   kn_cascade_init(&sabs);
   kn_cascade_init(&sdev);
   am_iter_init(&it, a, fortran, 1);
+  /* Pairwise sums go block by block (the blocks are the leaves of the
+  ** summation tree). Min, max and counts of float arrays that need no
+  ** conversion take the whole array in one call, which keeps their vector
+  ** lanes going instead of folding them every block. */
+  whole = (t == DT_FLOAT32 || t == DT_FLOAT64) && it.direct && !it.swap &&
+          !(what & (AM_SUM | AM_SUMSQ | AM_SUMABS));
   for (pos = 0; pos < a->numel; pos += m) {
     const unsigned char *p;
-    m = block_len(a->numel, pos);
-    p = am_iter_next(&it, m, SCRATCH(scratch, 0));
+    if (whole) {
+      m = (size_t)a->numel;
+      p = a->data;
+    } else {
+      m = block_len(a->numel, pos);
+      p = am_iter_next(&it, m, SCRATCH(scratch, 0));
+    }
     if (cplx) {
       double *z = (double *)(void *)d1;
       kn_to_c128(t, p, z, m);
@@ -599,7 +610,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       }
       if (what & AM_MINMAX) {
         if (pos == 0) memcpy(&lo, p, 4), hi = lo;
-        nan |= kn_minmax_f32(p, m, &lo, &hi);
+        nan |= kn_minmax_f32(p, m, (what & AM_MIN) ? &lo : NULL, (what & AM_MAX) ? &hi : NULL);
         st->fmin = lo;
         st->fmax = hi;
       }
@@ -618,7 +629,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       if (!(what & AM_MINMAX)) continue;
       if (kind == DT_KIND_FLOAT) {
         if (pos == 0) st->fmin = st->fmax = first_f64(x);
-        nan |= kn_minmax(x, m, &st->fmin, &st->fmax);
+        nan |= kn_minmax(x, m, (what & AM_MIN) ? &st->fmin : NULL, (what & AM_MAX) ? &st->fmax : NULL);
       } else {
         if (kind == DT_KIND_UINT) {
           if (pos == 0) st->umin = st->umax = (uint64_t)q[0];

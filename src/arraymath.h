@@ -127,7 +127,9 @@ unsigned char *am_begin_item(ar_buf *out, ar_span key, const npy_array *res);
 
 enum {
   AM_SUM = 1,        /* sum_re, sum_im */
-  AM_MINMAX = 2,     /* min/max by kind (not for complex) */
+  AM_MIN = 2,        /* min by kind (not for complex) */
+  AM_MAX = 128,      /* max by kind (not for complex) */
+  AM_MINMAX = AM_MIN | AM_MAX,
   AM_STD = 4,        /* m2 = sum |x - mean|^2, with mean = sum / count (needs AM_SUM) */
   AM_SUMSQ = 8,      /* sum |x|^2 */
   AM_SUMABS = 16,    /* sum |x| */
@@ -139,9 +141,9 @@ typedef struct am_stats {
   uint64_t count, nonfinite;
   int is_complex;
   double sum_re, sum_im, m2, sumsq, sumabs, maxabs;
-  /* AM_MINMAX: for DT_KIND_INT/BOOL in imin/imax, DT_KIND_UINT in umin/umax,
-  ** floats in fmin/fmax (NaN when any element is NaN, as NumPy). Unset for an
-  ** empty array. */
+  /* AM_MIN / AM_MAX: for DT_KIND_INT/BOOL in imin/imax, DT_KIND_UINT in
+  ** umin/umax, floats in fmin/fmax (NaN when any element is NaN, as NumPy).
+  ** Unset for an empty array; a float bound not asked for is unset too. */
   char min_kind;
   int64_t imin, imax;
   uint64_t umin, umax;
