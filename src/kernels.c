@@ -472,19 +472,17 @@ static const kv4l kv_absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; /* 
 /* NAME(args, lo, n) sums TERM(i) for i in [lo, lo+n) as NumPy's pairwise_sum
 ** does: below 8 terms in sequence, up to 128 in 8 interleaved lanes, above
 ** that split in two halves (the first a multiple of 8). VTERM(i) is the four
-** terms i..i+3 as a kv4d, so a leaf's 8 lanes are two vectors.
-**
-** A node whose halves are both leaves (8 to 128 terms) runs the two leaves
-** side by side: every lane still adds its own terms in the same order, so the
-** sum is the same, but twice the independent lanes keep the adder pipeline
-** full (one leaf alone is bound by the latency of its additions). */
+** terms i..i+3 as a kv4d, so a leaf's 8 lanes are two vectors: each lane
+** adds its own terms in the same order as the scalar code. (Running two
+** leaves side by side, for more independent additions, measured slower:
+** two load streams 512 bytes apart.) */
 #define LANES8(v0, v1) (((v0[0] + v0[1]) + (v0[2] + v0[3])) + ((v1[0] + v1[1]) + (v1[2] + v1[3])))
 #define DEF_PAIRWISE(NAME, TERM, VTERM)                                             \
   KN_HOT static double NAME(const sum_args *a, size_t lo, size_t n) {               \
     const uchar *x = a->x, *y = a->y;                                               \
-    double m0 = a->m0, m1 = a->m1, res, res2;                                       \
-    kv4d M0 = {m0, m0, m0, m0}, r0, r1, s0, s1;                                     \
-    size_t i, half, lo2, n2;                                                        \
+    double m0 = a->m0, m1 = a->m1, res;                                             \
+    kv4d M0 = {m0, m0, m0, m0}, r0, r1;                                             \
+    size_t i, half;                                                                 \
     (void)y, (void)m0, (void)m1, (void)M0;                                          \
     if (n < 8) {                                                                    \
       res = 0;                                                                      \
@@ -503,28 +501,7 @@ static const kv4l kv_absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; /* 
       return res;                                                                   \
     }                                                                               \
     half = n / 2 - n / 2 % 8;                                                       \
-    lo2 = lo + half;                                                                \
-    n2 = n - half;                                                                  \
-    if (n2 > 128) return NAME(a, lo, half) + NAME(a, lo2, n2);                      \
-    /* two leaves: half (a multiple of 8, >= 64) <= n2 <= 128 */                    \
-    r0 = VTERM(lo);                                                                 \
-    r1 = VTERM(lo + 4);                                                             \
-    s0 = VTERM(lo2);                                                                \
-    s1 = VTERM(lo2 + 4);                                                            \
-    for (i = 8; i + 8 <= half; i += 8) {                                            \
-      r0 += VTERM(lo + i);                                                          \
-      r1 += VTERM(lo + i + 4);                                                      \
-      s0 += VTERM(lo2 + i);                                                         \
-      s1 += VTERM(lo2 + i + 4);                                                     \
-    }                                                                               \
-    for (; i + 8 <= n2; i += 8) {                                                   \
-      s0 += VTERM(lo2 + i);                                                         \
-      s1 += VTERM(lo2 + i + 4);                                                     \
-    }                                                                               \
-    res = LANES8(r0, r1);                                                           \
-    res2 = LANES8(s0, s1);                                                          \
-    for (; i < n2; i++) res2 += TERM(lo2 + i);                                      \
-    return res + res2;                                                              \
+    return NAME(a, lo, half) + NAME(a, lo + half, n - half);                        \
   }
 
 #define T_X(i) ld_f64(x, i)
