@@ -57,9 +57,10 @@ uint64_t sql_limit(sqlite3_context *ctx) {
   return limit < 0 ? 0 : (uint64_t)limit;
 }
 
-void sql_buf_init(sqlite3_context *ctx, ar_buf *b) { buf_init(b, sql_limit(ctx)); }
+void sql_buf_init(sqlite3_context *ctx, ar_buf *b) { buf_init_result(b, sql_limit(ctx)); }
 
 void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
+  void (*release)(void *) = b->result ? buf_release : sqlite3_free;
   uint64_t n;
   unsigned char *p;
   if (b->rc == CODEC_NOMEM) {
@@ -76,10 +77,10 @@ void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
   if (text) {
     /* sqlite3_result_text64 needs no terminator when given the length. */
     if (!p) sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
-    else sqlite3_result_text64(ctx, (const char *)p, n, sqlite3_free, SQLITE_UTF8);
+    else sqlite3_result_text64(ctx, (const char *)p, n, release, SQLITE_UTF8);
   } else {
     if (!p) sqlite3_result_zeroblob(ctx, 0);
-    else sqlite3_result_blob64(ctx, p, n, sqlite3_free);
+    else sqlite3_result_blob64(ctx, p, n, release);
   }
 }
 
