@@ -398,8 +398,8 @@ int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, un
             kn_from_f32(out, (const float *)(const void *)tmp, o, m);
           }
           break;
-        case DT_FLOAT32: kn_to_f32(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 4); break;
-        case DT_FLOAT64: kn_to_f64(t, p, d, m); memcpy(o, tmp, m * 8); break;
+        case DT_FLOAT32: kn_to_f32(t, p, o, m); break; /* straight into the result */
+        case DT_FLOAT64: kn_to_f64(t, p, o, m); break;
         case DT_COMPLEX64: kn_to_c64(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 8); break;
         default: kn_to_c128(t, p, d, m); memcpy(o, tmp, m * 16); break;
       }

@@ -134,45 +134,48 @@ double kn_cascade_sum(const kn_cascade *c) {
 
 /* --- conversions ---------------------------------------------------------- */
 
-/* dst[i] = (DT)LD(s, i) for every integer and float source type; the
-** complex and bool cases differ per target and are written out. */
-#define CONVERT_REAL_CASES(DT)                                                  \
-  case DT_INT8: for (i = 0; i < n; i++) dst[i] = (DT)ld_i8(s, i); break;        \
-  case DT_INT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_i16(s, i); break;      \
-  case DT_INT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_i32(s, i); break;      \
-  case DT_INT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_i64(s, i); break;      \
-  case DT_UINT8: for (i = 0; i < n; i++) dst[i] = (DT)ld_u8(s, i); break;       \
-  case DT_UINT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_u16(s, i); break;     \
-  case DT_UINT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_u32(s, i); break;     \
-  case DT_UINT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_u64(s, i); break;     \
-  case DT_FLOAT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_f16(s, i); break;    \
-  case DT_FLOAT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_f32(s, i); break;    \
-  case DT_FLOAT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_f64(s, i); break;    \
-  case DT_BOOL: for (i = 0; i < n; i++) dst[i] = (DT)(ld_u8(s, i) != 0); break
+/* Element i of the destination = (DT)LD(s, i), stored with ST (no
+** alignment needed), for every integer and float source type; the complex
+** and bool cases differ per target and are written out. */
+#define CONVERT_REAL_CASES(DT, ST)                                                \
+  case DT_INT8: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i8(s, i)); break;         \
+  case DT_INT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i16(s, i)); break;       \
+  case DT_INT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i32(s, i)); break;       \
+  case DT_INT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i64(s, i)); break;       \
+  case DT_UINT8: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u8(s, i)); break;        \
+  case DT_UINT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u16(s, i)); break;      \
+  case DT_UINT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u32(s, i)); break;      \
+  case DT_UINT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u64(s, i)); break;      \
+  case DT_FLOAT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f16(s, i)); break;     \
+  case DT_FLOAT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f32(s, i)); break;     \
+  case DT_FLOAT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f64(s, i)); break;     \
+  case DT_BOOL: for (i = 0; i < n; i++) ST(d, i, (DT)(ld_u8(s, i) != 0)); break
 
-KN_HOT static void to_f64_hot(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
+KN_HOT static void to_f64_hot(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   const uchar *s = src;
+  uchar *d = dst;
   size_t i;
   switch (t) {
-    CONVERT_REAL_CASES(double);
-    case DT_COMPLEX64: for (i = 0; i < n; i++) dst[i] = ld_f32(s, 2 * i); break;
-    default: for (i = 0; i < n; i++) dst[i] = ld_f64(s, 2 * i); break;
+    CONVERT_REAL_CASES(double, st_f64);
+    case DT_COMPLEX64: for (i = 0; i < n; i++) st_f64(d, i, ld_f32(s, 2 * i)); break;
+    default: for (i = 0; i < n; i++) st_f64(d, i, ld_f64(s, 2 * i)); break;
   }
 }
-void kn_to_f64(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
+void kn_to_f64(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   to_f64_hot(t, src, dst, n);
 }
 
-KN_HOT static void to_f32_hot(dt_type t, const void *restrict src, float *restrict dst, size_t n) {
+KN_HOT static void to_f32_hot(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   const uchar *s = src;
+  uchar *d = dst;
   size_t i;
   switch (t) {
-    CONVERT_REAL_CASES(float);
-    case DT_COMPLEX64: for (i = 0; i < n; i++) dst[i] = ld_f32(s, 2 * i); break;
-    default: for (i = 0; i < n; i++) dst[i] = (float)ld_f64(s, 2 * i); break;
+    CONVERT_REAL_CASES(float, st_f32);
+    case DT_COMPLEX64: for (i = 0; i < n; i++) st_f32(d, i, ld_f32(s, 2 * i)); break;
+    default: for (i = 0; i < n; i++) st_f32(d, i, (float)ld_f64(s, 2 * i)); break;
   }
 }
-void kn_to_f32(dt_type t, const void *restrict src, float *restrict dst, size_t n) {
+void kn_to_f32(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   to_f32_hot(t, src, dst, n);
 }
 
