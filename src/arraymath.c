@@ -469,19 +469,57 @@ int am_reshape_plan(const npy_array *a, int ndim, const int64_t *shape, npy_arra
   return CODEC_OK;
 }
 
-void am_reshape_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch) {
-  am_iter it;
+/* dst (rows x cols, C order) = the matrix whose element (i, j) is at
+** src + (i + j * stride) * SIZE: a transpose. It goes in bands of rows that
+** share source cache lines, so each line is read once, not once per row. */
+#define TRANSPOSE_BANDS(SIZE)                                                      \
+  for (i0 = 0; i0 < rows; i0 += band) {                                            \
+    uint64_t i1 = rows - i0 < band ? rows : i0 + band;                             \
+    for (j = 0; j < cols; j++) {                                                   \
+      const unsigned char *s = src + (j * stride + i0) * SIZE;                     \
+      unsigned char *d = dst + (i0 * cols + j) * SIZE;                             \
+      for (i = i0; i < i1; i++, s += SIZE, d += cols * SIZE) memcpy(d, s, SIZE);   \
+    }                                                                              \
+  }
+
+static void transpose_2d(unsigned char *dst, const unsigned char *src, uint64_t rows, uint64_t cols, uint64_t stride,
+                         size_t size) {
+  uint64_t i0, i, j, band = 256 / size;
+  switch (size) {
+    case 1: TRANSPOSE_BANDS(1) break;
+    case 2: TRANSPOSE_BANDS(2) break;
+    case 4: TRANSPOSE_BANDS(4) break;
+    case 8: TRANSPOSE_BANDS(8) break;
+    default: TRANSPOSE_BANDS(16) break;
+  }
+}
+
+/* All of a's elements in the walk's order into dst (it just initialised):
+** one memcpy when storage is the walk order, a band-wise transpose for a
+** 2-d array walked across its storage (Fortran to C order or back), block
+** by block through scratch otherwise; byte-swapped when the walk asks. */
+static void copy_walk(am_iter *it, const npy_array *a, unsigned char *dst, unsigned char *scratch) {
   uint64_t pos;
-  size_t m, size = dt_size(a->dtype.type);
-  am_iter_init(&it, a, res->fortran_order, 0); /* bytes as they are: the dtype is kept */
-  if (it.direct) {
-    if (a->nbytes) memcpy(dst, a->data, (size_t)a->nbytes);
+  size_t m;
+  if (it->direct || (it->ndim == 2 && it->stride[0] == 1)) {
+    if (it->direct) {
+      if (a->nbytes) memcpy(dst, a->data, (size_t)a->nbytes);
+    } else {
+      transpose_2d(dst, a->data, it->shape[0], it->shape[1], it->stride[1], it->itemsize);
+    }
+    if (it->swap) dt_byteswap(dst, (size_t)a->numel, a->dtype);
     return;
   }
   for (pos = 0; pos < a->numel; pos += m) {
     m = block_len(a->numel, pos);
-    memcpy(dst + pos * size, am_iter_next(&it, m, scratch), m * size);
+    memcpy(dst + pos * it->itemsize, am_iter_next(it, m, scratch), m * it->itemsize);
   }
+}
+
+void am_reshape_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch) {
+  am_iter it;
+  am_iter_init(&it, a, res->fortran_order, 0); /* bytes as they are: the dtype is kept */
+  copy_walk(&it, a, dst, scratch);
 }
 
 int am_plan(const am_op *op, const npy_array *a, const npy_array *b, npy_array *res, codec_err *err) {
@@ -820,16 +858,7 @@ void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int wan
 }
 
 void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigned char *scratch) {
-  size_t size = dt_size(a->dtype.type), m;
   am_iter it;
-  uint64_t pos;
   am_iter_init(&it, a, fortran, 1);
-  if (it.direct && !it.swap) {
-    if (a->nbytes) memcpy(dst, a->data, (size_t)a->nbytes);
-    return;
-  }
-  for (pos = 0; pos < a->numel; pos += m) {
-    m = block_len(a->numel, pos);
-    memcpy(dst + pos * size, am_iter_next(&it, m, scratch), m * size);
-  }
+  copy_walk(&it, a, dst, scratch);
 }
