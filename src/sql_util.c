@@ -85,10 +85,8 @@ void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
 }
 
 void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape) {
-  ar_buf b;
-  sql_buf_init(ctx, &b);
-  npy_shape_json(&b, ndim, shape);
-  sql_result_buf(ctx, &b, 1);
+  char text[NPY_SHAPE_JSON_MAX]; /* copied by SQLite into its own value: no allocation per row */
+  sqlite3_result_text(ctx, text, (int)npy_shape_format(text, ndim, shape), SQLITE_TRANSIENT);
 }
 
 static const char *type_name(int t) {
