@@ -26,8 +26,13 @@ join (protobuf copies each payload into the message, then out). The stand-in
 therefore errs in Flower's favour.
 """
 import io
+import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python"))
+from arlib import _varint as varint_bytes, read_varint as _varint  # noqa: E402
 
 try:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -76,17 +81,6 @@ def runtime():
 
 # --- the stand-in ------------------------------------------------------------------
 
-def _varint(b, pos):
-    v = shift = 0
-    while True:
-        c = b[pos]
-        pos += 1
-        v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return v, pos
-        shift += 7
-
-
 def _parse_standin(blob):
     """ArrayRecord -> [(key, dtype, shape, stype, data)], copying each data
     field out once."""
@@ -112,43 +106,23 @@ def _parse_standin(blob):
     return items
 
 
-def _put_varint(out, v):
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return
-
-
 def _encode_standin(arrays):
     """[(key, dtype, shape, stype, data)] -> ArrayRecord bytes, in one join."""
     parts = []
     for key, dtype, shape, stype, data in arrays:
-        shp = bytearray()
-        for d in shape:
-            _put_varint(shp, d)
+        shp = b"".join(varint_bytes(d) for d in shape)
         head = bytearray()
-        for num, payload in ((1, dtype.encode()), (2, bytes(shp)), (3, stype.encode())):
+        for num, payload in ((1, dtype.encode()), (2, shp), (3, stype.encode())):
             if payload:
-                head.append(num << 3 | 2)
-                _put_varint(head, len(payload))
-                head += payload
-        head.append(4 << 3 | 2)
-        _put_varint(head, len(data))
+                head += bytes([num << 3 | 2]) + varint_bytes(len(payload)) + payload
+        head += bytes([4 << 3 | 2]) + varint_bytes(len(data))
         array_len = len(head) + len(data)
         kb = key.encode()
         item = bytearray()
         if kb:
-            item.append(1 << 3 | 2)
-            _put_varint(item, len(kb))
-            item += kb
-        item.append(2 << 3 | 2)
-        _put_varint(item, array_len)
-        frame = bytearray([1 << 3 | 2])
-        _put_varint(frame, len(item) + array_len)
+            item += bytes([1 << 3 | 2]) + varint_bytes(len(kb)) + kb
+        item += bytes([2 << 3 | 2]) + varint_bytes(array_len)
+        frame = bytes([1 << 3 | 2]) + varint_bytes(len(item) + array_len)
         parts += (bytes(frame), bytes(item), bytes(head), data)
     return b"".join(parts)
 
