@@ -247,7 +247,7 @@ static void dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k
 /* Fold one array into key k's accumulator (or kept slice at `kept`). */
 static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a, double w, unsigned char *kept) {
   int first = st->nrows == 0;
-  unsigned char *acc = st->mem.p + st->gap + k->at;
+  unsigned char *acc = KEEPS_ROWS(op) ? NULL : st->mem.p + st->gap + k->at; /* no accumulators otherwise */
   switch (op) {
     case AGG_SUM:
       if (dt_kind(k->out) == DT_KIND_INT || dt_kind(k->out) == DT_KIND_UINT) {
