@@ -99,7 +99,7 @@ static unsigned char *result_block(ar_buf *b, uint64_t cap) {
   } else {
     /* The bytes keep their offset: a moved block may lose the 2 MiB
     ** alignment, which is only a hint. */
-    if (size_add(b->off + cap, b->tail, &total)) return NULL;
+    if (size_add(b->off, cap, &total) || size_add(total, b->tail, &total)) return NULL;
     if (!(block = ar_realloc(b->p - b->off, total))) return NULL;
   }
   p = block + b->off;
