@@ -456,7 +456,6 @@ typedef struct sum_args {
 ** whatever vectors the target has (one AVX register, two SSE2 ones, or
 ** scalars), each lane computed exactly as the scalar code would. */
 typedef double kv4d __attribute__((vector_size(32)));
-typedef float kv4f __attribute__((vector_size(16)));
 typedef int64_t kv4l __attribute__((vector_size(32)));
 
 /* Loading them from anywhere (arrays in a record start at any byte), as
