@@ -2,9 +2,10 @@
 ** kernels.c — typed numeric loops (see kernels.h).
 **
 ** Every loop reads and writes elements with memcpy (no alignment needed) and
-** is simple enough for the vectorizer; the few that compilers will not
-** vectorize on their own (NaN-propagating min/max) use GCC/Clang vector
-** extensions, which lower to SSE2 on x86-64 and to scalar code elsewhere.
+** is simple enough for the vectorizer; the ones compilers will not vectorize
+** on their own (NaN-propagating min/max, the lanes of pairwise sums) use
+** GCC/Clang vector extensions, which lower to whatever vectors the target
+** has. The hottest loops are built for AVX2 as well as the baseline (KN_HOT).
 */
 #include "kernels.h"
 
