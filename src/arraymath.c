@@ -19,6 +19,13 @@ static size_t block_len(uint64_t numel, uint64_t pos) {
   return numel - pos < KN_BLOCK ? (size_t)(numel - pos) : KN_BLOCK;
 }
 
+/* Elements per step of a loop: all that are left when every operand is
+** read in place and the step needs no scratch (one kernel call for the
+** whole array, no per-block overhead), else a block. */
+static size_t step_len(uint64_t numel, uint64_t pos, int whole) {
+  return whole ? (size_t)(numel - pos) : block_len(numel, pos);
+}
+
 /* --- iteration ------------------------------------------------------------- */
 
 static int nonunit_dims(int ndim, const int64_t *shape) {
@@ -103,6 +110,8 @@ static void gather(am_iter *it, size_t n, unsigned char *dst) {
     }
   }
 }
+
+int am_iter_in_place(const am_iter *it) { return it->direct && !it->swap; }
 
 const unsigned char *am_iter_next(am_iter *it, size_t n, unsigned char *scratch) {
   const unsigned char *p;
@@ -298,13 +307,16 @@ void am_binary_run(int op, const npy_array *a, const npy_array *b, const npy_arr
   const void *pa = NULL, *pb = NULL;
   am_iter ia, ib;
   uint64_t pos;
+  int whole;
   am_iter_init(&ia, a, res->fortran_order, 1);
   am_iter_init(&ib, b, res->fortran_order, 1);
   if (a_bcast) pa = ck_broadcast(ck, a, SCRATCH(scratch, 0), SCRATCH(scratch, 2));
   if (b_bcast) pb = ck_broadcast(ck, b, SCRATCH(scratch, 1), SCRATCH(scratch, 3));
+  whole = direct && !a_bcast && !b_bcast && am_iter_in_place(&ia) && am_iter_in_place(&ib) &&
+          ck_native(ck, a->dtype.type) && ck_native(ck, b->dtype.type);
   for (pos = 0; pos < res->numel; pos += m) {
     unsigned char *o = dst + pos * osize;
-    m = block_len(res->numel, pos);
+    m = step_len(res->numel, pos, whole);
     if (!a_bcast) pa = ck_load(ck, a->dtype.type, am_iter_next(&ia, m, SCRATCH(scratch, 0)), m, SCRATCH(scratch, 2));
     if (!b_bcast) pb = ck_load(ck, b->dtype.type, am_iter_next(&ib, m, SCRATCH(scratch, 1)), m, SCRATCH(scratch, 3));
     if (direct) {
@@ -330,11 +342,13 @@ void am_scale_run(const npy_array *a, double s, const npy_array *res, unsigned c
   float sf = out == DT_FLOAT16 ? (float)dt_half_to_double(dt_double_to_half(s)) : (float)s;
   am_iter it;
   uint64_t pos;
+  int whole;
   am_iter_init(&it, a, res->fortran_order, 1);
+  whole = am_iter_in_place(&it) && ck_native(ck, a->dtype.type) && (ck != CK_F32 || out == DT_FLOAT32);
   for (pos = 0; pos < res->numel; pos += m) {
     const void *x;
     unsigned char *o = dst + pos * osize;
-    m = block_len(res->numel, pos);
+    m = step_len(res->numel, pos, whole);
     x = ck_load(ck, a->dtype.type, am_iter_next(&it, m, SCRATCH(scratch, 0)), m, SCRATCH(scratch, 1));
     switch (ck) {
       case CK_F64: kn_scale_f64(x, s, o, m); break;
@@ -379,11 +393,13 @@ int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, un
   int64_t *q = (int64_t *)(void *)tmp;
   am_iter it;
   uint64_t pos;
+  int whole;
   am_iter_init(&it, a, res->fortran_order, 1);
+  whole = am_iter_in_place(&it) && (out == DT_FLOAT32 || out == DT_FLOAT64); /* converted straight into dst */
   for (pos = 0; pos < res->numel; pos += m) {
     const unsigned char *p;
     unsigned char *o = dst + pos * osize;
-    m = block_len(res->numel, pos);
+    m = step_len(res->numel, pos, whole);
     p = am_iter_next(&it, m, SCRATCH(scratch, 0));
     if (to == DT_KIND_FLOAT || to == DT_KIND_COMPLEX) {
       switch (out) {
@@ -615,7 +631,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
   ** summation tree). Min, max and counts of float arrays that need no
   ** conversion take the whole array in one call, which keeps their vector
   ** lanes going instead of folding them every block. */
-  whole = (t == DT_FLOAT32 || t == DT_FLOAT64) && it.direct && !it.swap &&
+  whole = (t == DT_FLOAT32 || t == DT_FLOAT64) && am_iter_in_place(&it) &&
           !(what & (AM_SUM | AM_SUMSQ | AM_SUMABS));
   for (pos = 0; pos < a->numel; pos += m) {
     const unsigned char *p;

@@ -49,8 +49,12 @@ int am_is_fortran(const npy_array *a);
 /* Walk a's elements in Fortran order (fortran != 0) or C order; native != 0
 ** converts them to this machine's byte order. */
 void am_iter_init(am_iter *it, const npy_array *a, int fortran, int native);
-/* The next n elements (n <= KN_BLOCK, at most what is left): a pointer into
-** the array, or into scratch (KN_BLOCK * 16 bytes) holding a copy. */
+/* Does the walk read the array in place (storage order is the walk order,
+** native byte order)? Then any n may be asked of am_iter_next at once. */
+int am_iter_in_place(const am_iter *it);
+/* The next n elements (at most what is left, and n <= KN_BLOCK unless the
+** walk is in place): a pointer into the array, or into scratch (KN_BLOCK *
+** 16 bytes) holding a copy. */
 const unsigned char *am_iter_next(am_iter *it, size_t n, unsigned char *scratch);
 
 /* --- dtypes and results ------------------------------------------------- */
