@@ -19,6 +19,13 @@ static size_t block_len(uint64_t numel, uint64_t pos) {
   return numel - pos < KN_BLOCK ? (size_t)(numel - pos) : KN_BLOCK;
 }
 
+/* Elements per step of a loop: all that are left when every operand is
+** read in place and the step needs no scratch (one kernel call for the
+** whole array, no per-block overhead), else a block. */
+static size_t step_len(uint64_t numel, uint64_t pos, int whole) {
+  return whole ? (size_t)(numel - pos) : block_len(numel, pos);
+}
+
 /* --- iteration ------------------------------------------------------------- */
 
 static int nonunit_dims(int ndim, const int64_t *shape) {
@@ -103,6 +110,8 @@ static void gather(am_iter *it, size_t n, unsigned char *dst) {
     }
   }
 }
+
+int am_iter_in_place(const am_iter *it) { return it->direct && !it->swap; }
 
 const unsigned char *am_iter_next(am_iter *it, size_t n, unsigned char *scratch) {
   const unsigned char *p;
@@ -298,13 +307,16 @@ void am_binary_run(int op, const npy_array *a, const npy_array *b, const npy_arr
   const void *pa = NULL, *pb = NULL;
   am_iter ia, ib;
   uint64_t pos;
+  int whole;
   am_iter_init(&ia, a, res->fortran_order, 1);
   am_iter_init(&ib, b, res->fortran_order, 1);
   if (a_bcast) pa = ck_broadcast(ck, a, SCRATCH(scratch, 0), SCRATCH(scratch, 2));
   if (b_bcast) pb = ck_broadcast(ck, b, SCRATCH(scratch, 1), SCRATCH(scratch, 3));
+  whole = direct && !a_bcast && !b_bcast && am_iter_in_place(&ia) && am_iter_in_place(&ib) &&
+          ck_native(ck, a->dtype.type) && ck_native(ck, b->dtype.type);
   for (pos = 0; pos < res->numel; pos += m) {
     unsigned char *o = dst + pos * osize;
-    m = block_len(res->numel, pos);
+    m = step_len(res->numel, pos, whole);
     if (!a_bcast) pa = ck_load(ck, a->dtype.type, am_iter_next(&ia, m, SCRATCH(scratch, 0)), m, SCRATCH(scratch, 2));
     if (!b_bcast) pb = ck_load(ck, b->dtype.type, am_iter_next(&ib, m, SCRATCH(scratch, 1)), m, SCRATCH(scratch, 3));
     if (direct) {
@@ -330,11 +342,13 @@ void am_scale_run(const npy_array *a, double s, const npy_array *res, unsigned c
   float sf = out == DT_FLOAT16 ? (float)dt_half_to_double(dt_double_to_half(s)) : (float)s;
   am_iter it;
   uint64_t pos;
+  int whole;
   am_iter_init(&it, a, res->fortran_order, 1);
+  whole = am_iter_in_place(&it) && ck_native(ck, a->dtype.type) && (ck != CK_F32 || out == DT_FLOAT32);
   for (pos = 0; pos < res->numel; pos += m) {
     const void *x;
     unsigned char *o = dst + pos * osize;
-    m = block_len(res->numel, pos);
+    m = step_len(res->numel, pos, whole);
     x = ck_load(ck, a->dtype.type, am_iter_next(&it, m, SCRATCH(scratch, 0)), m, SCRATCH(scratch, 1));
     switch (ck) {
       case CK_F64: kn_scale_f64(x, s, o, m); break;
@@ -379,11 +393,13 @@ int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, un
   int64_t *q = (int64_t *)(void *)tmp;
   am_iter it;
   uint64_t pos;
+  int whole;
   am_iter_init(&it, a, res->fortran_order, 1);
+  whole = am_iter_in_place(&it) && (out == DT_FLOAT32 || out == DT_FLOAT64); /* converted straight into dst */
   for (pos = 0; pos < res->numel; pos += m) {
     const unsigned char *p;
     unsigned char *o = dst + pos * osize;
-    m = block_len(res->numel, pos);
+    m = step_len(res->numel, pos, whole);
     p = am_iter_next(&it, m, SCRATCH(scratch, 0));
     if (to == DT_KIND_FLOAT || to == DT_KIND_COMPLEX) {
       switch (out) {
@@ -398,8 +414,8 @@ int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, un
             kn_from_f32(out, (const float *)(const void *)tmp, o, m);
           }
           break;
-        case DT_FLOAT32: kn_to_f32(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 4); break;
-        case DT_FLOAT64: kn_to_f64(t, p, d, m); memcpy(o, tmp, m * 8); break;
+        case DT_FLOAT32: kn_to_f32(t, p, o, m); break; /* straight into the result */
+        case DT_FLOAT64: kn_to_f64(t, p, o, m); break;
         case DT_COMPLEX64: kn_to_c64(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 8); break;
         default: kn_to_c128(t, p, d, m); memcpy(o, tmp, m * 16); break;
       }
@@ -469,19 +485,57 @@ int am_reshape_plan(const npy_array *a, int ndim, const int64_t *shape, npy_arra
   return CODEC_OK;
 }
 
-void am_reshape_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch) {
-  am_iter it;
+/* dst (rows x cols, C order) = the matrix whose element (i, j) is at
+** src + (i + j * stride) * SIZE: a transpose. It goes in bands of rows that
+** share source cache lines, so each line is read once, not once per row. */
+#define TRANSPOSE_BANDS(SIZE)                                                      \
+  for (i0 = 0; i0 < rows; i0 += band) {                                            \
+    uint64_t i1 = rows - i0 < band ? rows : i0 + band;                             \
+    for (j = 0; j < cols; j++) {                                                   \
+      const unsigned char *s = src + (j * stride + i0) * SIZE;                     \
+      unsigned char *d = dst + (i0 * cols + j) * SIZE;                             \
+      for (i = i0; i < i1; i++, s += SIZE, d += cols * SIZE) memcpy(d, s, SIZE);   \
+    }                                                                              \
+  }
+
+static void transpose_2d(unsigned char *dst, const unsigned char *src, uint64_t rows, uint64_t cols, uint64_t stride,
+                         size_t size) {
+  uint64_t i0, i, j, band = 256 / size;
+  switch (size) {
+    case 1: TRANSPOSE_BANDS(1) break;
+    case 2: TRANSPOSE_BANDS(2) break;
+    case 4: TRANSPOSE_BANDS(4) break;
+    case 8: TRANSPOSE_BANDS(8) break;
+    default: TRANSPOSE_BANDS(16) break;
+  }
+}
+
+/* All of a's elements in the walk's order into dst (it just initialised):
+** one memcpy when storage is the walk order, a band-wise transpose for a
+** 2-d array walked across its storage (Fortran to C order or back), block
+** by block through scratch otherwise; byte-swapped when the walk asks. */
+static void copy_walk(am_iter *it, const npy_array *a, unsigned char *dst, unsigned char *scratch) {
   uint64_t pos;
-  size_t m, size = dt_size(a->dtype.type);
-  am_iter_init(&it, a, res->fortran_order, 0); /* bytes as they are: the dtype is kept */
-  if (it.direct) {
-    if (a->nbytes) memcpy(dst, a->data, (size_t)a->nbytes);
+  size_t m;
+  if (it->direct || (it->ndim == 2 && it->stride[0] == 1)) {
+    if (it->direct) {
+      if (a->nbytes) memcpy(dst, a->data, (size_t)a->nbytes);
+    } else {
+      transpose_2d(dst, a->data, it->shape[0], it->shape[1], it->stride[1], it->itemsize);
+    }
+    if (it->swap) dt_byteswap(dst, (size_t)a->numel, a->dtype);
     return;
   }
   for (pos = 0; pos < a->numel; pos += m) {
     m = block_len(a->numel, pos);
-    memcpy(dst + pos * size, am_iter_next(&it, m, scratch), m * size);
+    memcpy(dst + pos * it->itemsize, am_iter_next(it, m, scratch), m * it->itemsize);
   }
+}
+
+void am_reshape_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch) {
+  am_iter it;
+  am_iter_init(&it, a, res->fortran_order, 0); /* bytes as they are: the dtype is kept */
+  copy_walk(&it, a, dst, scratch);
 }
 
 int am_plan(const am_op *op, const npy_array *a, const npy_array *b, npy_array *res, codec_err *err) {
@@ -556,7 +610,7 @@ static void add_complex_sums(const double *z, size_t m, double *split, kn_cascad
 void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *scratch) {
   dt_type t = a->dtype.type;
   char kind = dt_kind(t);
-  int cplx = kind == DT_KIND_COMPLEX, nan = 0, absnan = 0;
+  int cplx = kind == DT_KIND_COMPLEX, nan = 0, absnan = 0, whole;
   int fortran = am_is_fortran(a);
   kn_cascade sre, sim, ssq, sabs, sdev;
   uint64_t isum[2] = {0, 0}; /* integer sums are exact */
@@ -573,10 +627,21 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
   kn_cascade_init(&sabs);
   kn_cascade_init(&sdev);
   am_iter_init(&it, a, fortran, 1);
+  /* Pairwise sums go block by block (the blocks are the leaves of the
+  ** summation tree). Min, max and counts of float arrays that need no
+  ** conversion take the whole array in one call, which keeps their vector
+  ** lanes going instead of folding them every block. */
+  whole = (t == DT_FLOAT32 || t == DT_FLOAT64) && am_iter_in_place(&it) &&
+          !(what & (AM_SUM | AM_SUMSQ | AM_SUMABS));
   for (pos = 0; pos < a->numel; pos += m) {
     const unsigned char *p;
-    m = block_len(a->numel, pos);
-    p = am_iter_next(&it, m, SCRATCH(scratch, 0));
+    if (whole) {
+      m = (size_t)a->numel;
+      p = a->data;
+    } else {
+      m = block_len(a->numel, pos);
+      p = am_iter_next(&it, m, SCRATCH(scratch, 0));
+    }
     if (cplx) {
       double *z = (double *)(void *)d1;
       kn_to_c128(t, p, z, m);
@@ -599,7 +664,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       }
       if (what & AM_MINMAX) {
         if (pos == 0) memcpy(&lo, p, 4), hi = lo;
-        nan |= kn_minmax_f32(p, m, &lo, &hi);
+        nan |= kn_minmax_f32(p, m, (what & AM_MIN) ? &lo : NULL, (what & AM_MAX) ? &hi : NULL);
         st->fmin = lo;
         st->fmax = hi;
       }
@@ -618,7 +683,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
       if (!(what & AM_MINMAX)) continue;
       if (kind == DT_KIND_FLOAT) {
         if (pos == 0) st->fmin = st->fmax = first_f64(x);
-        nan |= kn_minmax(x, m, &st->fmin, &st->fmax);
+        nan |= kn_minmax(x, m, (what & AM_MIN) ? &st->fmin : NULL, (what & AM_MAX) ? &st->fmax : NULL);
       } else {
         if (kind == DT_KIND_UINT) {
           if (pos == 0) st->umin = st->umax = (uint64_t)q[0];
@@ -809,16 +874,7 @@ void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int wan
 }
 
 void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigned char *scratch) {
-  size_t size = dt_size(a->dtype.type), m;
   am_iter it;
-  uint64_t pos;
   am_iter_init(&it, a, fortran, 1);
-  if (it.direct && !it.swap) {
-    if (a->nbytes) memcpy(dst, a->data, (size_t)a->nbytes);
-    return;
-  }
-  for (pos = 0; pos < a->numel; pos += m) {
-    m = block_len(a->numel, pos);
-    memcpy(dst + pos * size, am_iter_next(&it, m, scratch), m * size);
-  }
+  copy_walk(&it, a, dst, scratch);
 }

@@ -49,8 +49,12 @@ int am_is_fortran(const npy_array *a);
 /* Walk a's elements in Fortran order (fortran != 0) or C order; native != 0
 ** converts them to this machine's byte order. */
 void am_iter_init(am_iter *it, const npy_array *a, int fortran, int native);
-/* The next n elements (n <= KN_BLOCK, at most what is left): a pointer into
-** the array, or into scratch (KN_BLOCK * 16 bytes) holding a copy. */
+/* Does the walk read the array in place (storage order is the walk order,
+** native byte order)? Then any n may be asked of am_iter_next at once. */
+int am_iter_in_place(const am_iter *it);
+/* The next n elements (at most what is left, and n <= KN_BLOCK unless the
+** walk is in place): a pointer into the array, or into scratch (KN_BLOCK *
+** 16 bytes) holding a copy. */
 const unsigned char *am_iter_next(am_iter *it, size_t n, unsigned char *scratch);
 
 /* --- dtypes and results ------------------------------------------------- */
@@ -127,7 +131,9 @@ unsigned char *am_begin_item(ar_buf *out, ar_span key, const npy_array *res);
 
 enum {
   AM_SUM = 1,        /* sum_re, sum_im */
-  AM_MINMAX = 2,     /* min/max by kind (not for complex) */
+  AM_MIN = 2,        /* min by kind (not for complex) */
+  AM_MAX = 128,      /* max by kind (not for complex) */
+  AM_MINMAX = AM_MIN | AM_MAX,
   AM_STD = 4,        /* m2 = sum |x - mean|^2, with mean = sum / count (needs AM_SUM) */
   AM_SUMSQ = 8,      /* sum |x|^2 */
   AM_SUMABS = 16,    /* sum |x| */
@@ -139,9 +145,9 @@ typedef struct am_stats {
   uint64_t count, nonfinite;
   int is_complex;
   double sum_re, sum_im, m2, sumsq, sumabs, maxabs;
-  /* AM_MINMAX: for DT_KIND_INT/BOOL in imin/imax, DT_KIND_UINT in umin/umax,
-  ** floats in fmin/fmax (NaN when any element is NaN, as NumPy). Unset for an
-  ** empty array. */
+  /* AM_MIN / AM_MAX: for DT_KIND_INT/BOOL in imin/imax, DT_KIND_UINT in
+  ** umin/umax, floats in fmin/fmax (NaN when any element is NaN, as NumPy).
+  ** Unset for an empty array; a float bound not asked for is unset too. */
   char min_kind;
   int64_t imin, imax;
   uint64_t umin, umax;

@@ -79,6 +79,49 @@ void buf_init(ar_buf *b, uint64_t limit) {
   b->cap = 0;
   b->limit = limit;
   b->rc = CODEC_OK;
+  b->result = 0;
+  b->off = b->tail = 0;
+}
+
+void buf_init_result(ar_buf *b, uint64_t limit) {
+  buf_init(b, limit);
+  b->result = 1;
+}
+
+/* A result buffer's block: a header of PLACE_HEAD bytes whose last 8 hold
+** `off`, then the bytes at p = block + off, then `tail` bytes. */
+#define PLACE_HEAD 16
+#define PLACE_ALIGN ((uint64_t)2 << 20)
+
+static unsigned char *result_block(ar_buf *b, uint64_t cap) {
+  unsigned char *block, *p;
+  uint64_t total;
+  if (!b->p) {
+    b->tail = cap >= BUF_PLACE_MIN ? PLACE_ALIGN : 0;
+    if (size_add(cap, PLACE_HEAD + 2 * b->tail, &total)) return NULL;
+    if (!(block = ar_malloc(total))) return NULL;
+    b->off = PLACE_HEAD;
+    if (b->tail) {
+      uintptr_t at = ((uintptr_t)block + PLACE_HEAD + PLACE_ALIGN - 1) & ~(uintptr_t)(PLACE_ALIGN - 1);
+      b->off = (uint64_t)(at - (uintptr_t)block);
+    }
+    b->tail = total - b->off - cap;
+  } else {
+    /* The bytes keep their offset: a moved block may lose the 2 MiB
+    ** alignment, which is only a hint. */
+    if (size_add(b->off, cap, &total) || size_add(total, b->tail, &total)) return NULL;
+    if (!(block = ar_realloc(b->p - b->off, total))) return NULL;
+  }
+  p = block + b->off;
+  memcpy(p - 8, &b->off, 8);
+  return p;
+}
+
+void buf_release(void *p) {
+  uint64_t off;
+  if (!p) return;
+  memcpy(&off, (unsigned char *)p - 8, 8);
+  ar_free((unsigned char *)p - off);
 }
 
 int buf_reserve(ar_buf *b, uint64_t extra) {
@@ -96,7 +139,7 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
   if (!b->cap && need > cap) cap = need;
   while (cap < need) cap = (cap > UINT64_MAX / 2) ? need : cap * 2;
   if (cap > b->limit) cap = b->limit;
-  p = ar_realloc(b->p, cap);
+  p = b->result ? result_block(b, cap) : ar_realloc(b->p, cap);
   if (!p) return b->rc = CODEC_NOMEM;
   b->p = p;
   b->cap = cap;
@@ -159,7 +202,8 @@ unsigned char *buf_detach(ar_buf *b, uint64_t *len) {
 }
 
 void buf_free(ar_buf *b) {
-  ar_free(b->p);
+  if (b->result) buf_release(b->p);
+  else ar_free(b->p);
   b->p = NULL;
   b->n = b->cap = 0;
 }

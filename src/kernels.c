@@ -2,9 +2,10 @@
 ** kernels.c — typed numeric loops (see kernels.h).
 **
 ** Every loop reads and writes elements with memcpy (no alignment needed) and
-** is simple enough for the vectorizer; the few that compilers will not
-** vectorize on their own (NaN-propagating min/max) use GCC/Clang vector
-** extensions, which lower to SSE2 on x86-64 and to scalar code elsewhere.
+** is simple enough for the vectorizer; the ones compilers will not vectorize
+** on their own (NaN-propagating min/max, the lanes of pairwise sums) use
+** GCC/Clang vector extensions, which lower to whatever vectors the target
+** has. The hottest loops are built for AVX2 as well as the baseline (KN_HOT).
 */
 #include "kernels.h"
 
@@ -13,6 +14,22 @@
 #include <string.h>
 
 typedef unsigned char uchar;
+
+/* The loops that carry large arrays are compiled twice on x86-64 Linux: for
+** AVX2 and for the baseline ISA; the dynamic loader picks one when the
+** library loads (an ifunc). Both execute the same operations in the same
+** order (no FMA contraction, no reassociation: -ffp-contract=off and no
+** fast-math), so results are bit-identical; AVX2 only does more lanes per
+** instruction. Elsewhere, or with -DAR_NO_CLONES, there is one portable
+** copy.
+** The cloned functions are static, each behind a plain public entry point
+** (clang 14 gives an external cloned function no symbol of its own name). */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && !defined(AR_NO_CLONES) && \
+    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
+#define KN_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define KN_HOT
+#endif
 
 /* --- element access ------------------------------------------------------ */
 
@@ -118,40 +135,49 @@ double kn_cascade_sum(const kn_cascade *c) {
 
 /* --- conversions ---------------------------------------------------------- */
 
-/* dst[i] = (DT)LD(s, i) for every integer and float source type; the
-** complex and bool cases differ per target and are written out. */
-#define CONVERT_REAL_CASES(DT)                                                  \
-  case DT_INT8: for (i = 0; i < n; i++) dst[i] = (DT)ld_i8(s, i); break;        \
-  case DT_INT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_i16(s, i); break;      \
-  case DT_INT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_i32(s, i); break;      \
-  case DT_INT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_i64(s, i); break;      \
-  case DT_UINT8: for (i = 0; i < n; i++) dst[i] = (DT)ld_u8(s, i); break;       \
-  case DT_UINT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_u16(s, i); break;     \
-  case DT_UINT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_u32(s, i); break;     \
-  case DT_UINT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_u64(s, i); break;     \
-  case DT_FLOAT16: for (i = 0; i < n; i++) dst[i] = (DT)ld_f16(s, i); break;    \
-  case DT_FLOAT32: for (i = 0; i < n; i++) dst[i] = (DT)ld_f32(s, i); break;    \
-  case DT_FLOAT64: for (i = 0; i < n; i++) dst[i] = (DT)ld_f64(s, i); break;    \
-  case DT_BOOL: for (i = 0; i < n; i++) dst[i] = (DT)(ld_u8(s, i) != 0); break
+/* Element i of the destination = (DT)LD(s, i), stored with ST (no
+** alignment needed), for every integer and float source type; the complex
+** and bool cases differ per target and are written out. */
+#define CONVERT_REAL_CASES(DT, ST)                                                \
+  case DT_INT8: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i8(s, i)); break;         \
+  case DT_INT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i16(s, i)); break;       \
+  case DT_INT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i32(s, i)); break;       \
+  case DT_INT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i64(s, i)); break;       \
+  case DT_UINT8: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u8(s, i)); break;        \
+  case DT_UINT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u16(s, i)); break;      \
+  case DT_UINT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u32(s, i)); break;      \
+  case DT_UINT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u64(s, i)); break;      \
+  case DT_FLOAT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f16(s, i)); break;     \
+  case DT_FLOAT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f32(s, i)); break;     \
+  case DT_FLOAT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f64(s, i)); break;     \
+  case DT_BOOL: for (i = 0; i < n; i++) ST(d, i, (DT)(ld_u8(s, i) != 0)); break
 
-void kn_to_f64(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
+KN_HOT static void to_f64_hot(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   const uchar *s = src;
+  uchar *d = dst;
   size_t i;
   switch (t) {
-    CONVERT_REAL_CASES(double);
-    case DT_COMPLEX64: for (i = 0; i < n; i++) dst[i] = ld_f32(s, 2 * i); break;
-    default: for (i = 0; i < n; i++) dst[i] = ld_f64(s, 2 * i); break;
+    CONVERT_REAL_CASES(double, st_f64);
+    case DT_COMPLEX64: for (i = 0; i < n; i++) st_f64(d, i, ld_f32(s, 2 * i)); break;
+    default: for (i = 0; i < n; i++) st_f64(d, i, ld_f64(s, 2 * i)); break;
   }
 }
+void kn_to_f64(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
+  to_f64_hot(t, src, dst, n);
+}
 
-void kn_to_f32(dt_type t, const void *restrict src, float *restrict dst, size_t n) {
+KN_HOT static void to_f32_hot(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   const uchar *s = src;
+  uchar *d = dst;
   size_t i;
   switch (t) {
-    CONVERT_REAL_CASES(float);
-    case DT_COMPLEX64: for (i = 0; i < n; i++) dst[i] = ld_f32(s, 2 * i); break;
-    default: for (i = 0; i < n; i++) dst[i] = (float)ld_f64(s, 2 * i); break;
+    CONVERT_REAL_CASES(float, st_f32);
+    case DT_COMPLEX64: for (i = 0; i < n; i++) st_f32(d, i, ld_f32(s, 2 * i)); break;
+    default: for (i = 0; i < n; i++) st_f32(d, i, (float)ld_f64(s, 2 * i)); break;
   }
+}
+void kn_to_f32(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
+  to_f32_hot(t, src, dst, n);
 }
 
 void kn_to_c128(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
@@ -187,7 +213,7 @@ void kn_to_c64(dt_type t, const void *restrict src, float *restrict dst, size_t 
   }
 }
 
-void kn_to_i64(dt_type t, const void *restrict src, int64_t *restrict dst, size_t n) {
+KN_HOT static void to_i64_hot(dt_type t, const void *restrict src, int64_t *restrict dst, size_t n) {
   const uchar *s = src;
   size_t i;
   switch (t) {
@@ -203,8 +229,11 @@ void kn_to_i64(dt_type t, const void *restrict src, int64_t *restrict dst, size_
     default: memset(dst, 0, n * 8); break; /* not an integer type: callers never ask */
   }
 }
+void kn_to_i64(dt_type t, const void *restrict src, int64_t *restrict dst, size_t n) {
+  to_i64_hot(t, src, dst, n);
+}
 
-void kn_from_f64(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
+KN_HOT static void from_f64_hot(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
   size_t i;
   switch (t) {
@@ -225,8 +254,11 @@ void kn_from_f64(dt_type t, const double *restrict src, void *restrict dst, size
     default: memcpy(dst, src, n * 8); break;
   }
 }
+void kn_from_f64(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
+  from_f64_hot(t, src, dst, n);
+}
 
-void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
+KN_HOT static void from_f32_hot(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
   size_t i;
   if (t == DT_FLOAT16) {
@@ -234,6 +266,9 @@ void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_
   } else {
     memcpy(dst, src, n * 4);
   }
+}
+void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
+  from_f32_hot(t, src, dst, n);
 }
 
 void kn_from_c128(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
@@ -251,7 +286,7 @@ void kn_from_c64(dt_type t, const float *restrict src, void *restrict dst, size_
   memcpy(dst, src, n * 8);
 }
 
-void kn_from_i64(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) {
+KN_HOT static void from_i64_hot(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
   size_t i;
   switch (dt_size(t)) {
@@ -266,6 +301,9 @@ void kn_from_i64(dt_type t, const int64_t *restrict src, void *restrict dst, siz
     case 4: for (i = 0; i < n; i++) st_u32(d, i, (uint32_t)(uint64_t)src[i]); break;
     default: memcpy(dst, src, n * 8); break;
   }
+}
+void kn_from_i64(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) {
+  from_i64_hot(t, src, dst, n);
 }
 
 size_t kn_f64_to_int(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
@@ -304,27 +342,36 @@ size_t kn_f64_to_int(dt_type t, const double *restrict src, void *restrict dst, 
     default: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) * LD(pb, i))); break;       \
   }
 
-void kn_binary_f64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+KN_HOT static void binary_f64_hot(int op, const void *a, const void *b, void *restrict out, size_t n) {
   const uchar *pa = a, *pb = b;
   uchar *o = out;
   size_t i;
   BINARY_LOOPS(ld_f64, st_f64, double)
 }
+void kn_binary_f64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  binary_f64_hot(op, a, b, out, n);
+}
 
-void kn_binary_f32(int op, const void *a, const void *b, void *restrict out, size_t n) {
+KN_HOT static void binary_f32_hot(int op, const void *a, const void *b, void *restrict out, size_t n) {
   const uchar *pa = a, *pb = b;
   uchar *o = out;
   size_t i;
   BINARY_LOOPS(ld_f32, st_f32, float)
 }
+void kn_binary_f32(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  binary_f32_hot(op, a, b, out, n);
+}
 
-void kn_binary_i64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+KN_HOT static void binary_i64_hot(int op, const void *a, const void *b, void *restrict out, size_t n) {
   const uchar *pa = a, *pb = b;
   uchar *o = out;
   size_t i;
   /* Unsigned arithmetic wraps without undefined behaviour; the bits are the
   ** two's complement result NumPy gives. */
   BINARY_LOOPS(ld_u64, st_u64, uint64_t)
+}
+void kn_binary_i64(int op, const void *a, const void *b, void *restrict out, size_t n) {
+  binary_i64_hot(op, a, b, out, n);
 }
 
 #define COMPLEX_LOOPS(LD, ST)                                            \
@@ -356,18 +403,24 @@ void kn_binary_c64(int op, const void *a, const void *b, void *restrict out, siz
   COMPLEX_LOOPS(ld_f32, st_f32)
 }
 
-void kn_scale_f64(const void *x, double s, void *restrict out, size_t n) {
+KN_HOT static void scale_f64_hot(const void *x, double s, void *restrict out, size_t n) {
   const uchar *p = x;
   uchar *o = out;
   size_t i;
   for (i = 0; i < n; i++) st_f64(o, i, ld_f64(p, i) * s);
 }
+void kn_scale_f64(const void *x, double s, void *restrict out, size_t n) {
+  scale_f64_hot(x, s, out, n);
+}
 
-void kn_scale_f32(const void *x, float s, void *restrict out, size_t n) {
+KN_HOT static void scale_f32_hot(const void *x, float s, void *restrict out, size_t n) {
   const uchar *p = x;
   uchar *o = out;
   size_t i;
   for (i = 0; i < n; i++) st_f32(o, i, ld_f32(p, i) * s);
+}
+void kn_scale_f32(const void *x, float s, void *restrict out, size_t n) {
+  scale_f32_hot(x, s, out, n);
 }
 
 /* x * (s + 0i) with the full product, so inf/NaN parts behave as in NumPy
@@ -400,33 +453,58 @@ typedef struct sum_args {
   double m0, m1;
 } sum_args;
 
+/* Four lanes of doubles as one value: GCC and Clang lower the operations to
+** whatever vectors the target has (one AVX register, two SSE2 ones, or
+** scalars), each lane computed exactly as the scalar code would. */
+typedef double kv4d __attribute__((vector_size(32)));
+typedef int64_t kv4l __attribute__((vector_size(32)));
+
+/* Loading them from anywhere (arrays in a record start at any byte), as
+** macros: a function returning a 32-byte vector would have a different ABI
+** in the AVX2 and baseline copies. Four floats become four doubles through
+** the lanes of one load, which compilers turn into a single conversion. */
+typedef double kv4du __attribute__((vector_size(32), aligned(1), may_alias));
+typedef float kv4fu __attribute__((vector_size(16), aligned(1), may_alias));
+static const kv4l kv_absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; /* fabs clears the sign bit */
+
+#define v4_f64(p, i) (*(const kv4du *)(const void *)((p) + 8 * (i)))
+#define v4_f32_(p, i) (*(const kv4fu *)(const void *)((p) + 4 * (i)))
+#define v4_f32(p, i) ((kv4d){v4_f32_(p, i)[0], v4_f32_(p, i)[1], v4_f32_(p, i)[2], v4_f32_(p, i)[3]})
+#define v4_abs(v) ((kv4d)((kv4l)(v) & kv_absmask))
+
 /* NAME(args, lo, n) sums TERM(i) for i in [lo, lo+n) as NumPy's pairwise_sum
 ** does: below 8 terms in sequence, up to 128 in 8 interleaved lanes, above
-** that split in two halves (the first a multiple of 8). */
-#define DEF_PAIRWISE(NAME, TERM)                                                \
-  static double NAME(const sum_args *a, size_t lo, size_t n) {                  \
-    const uchar *x = a->x, *y = a->y;                                           \
-    double m0 = a->m0, m1 = a->m1;                                              \
-    (void)y, (void)m0, (void)m1;                                                \
-    if (n < 8) {                                                                \
-      double res = 0;                                                           \
-      size_t i;                                                                 \
-      for (i = 0; i < n; i++) res += TERM(lo + i);                              \
-      return res;                                                               \
-    } else if (n <= 128) {                                                      \
-      double r[8], res;                                                         \
-      size_t i, j;                                                              \
-      for (j = 0; j < 8; j++) r[j] = TERM(lo + j);                              \
-      for (i = 8; i + 8 <= n; i += 8)                                           \
-        for (j = 0; j < 8; j++) r[j] += TERM(lo + i + j);                       \
-      res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));  \
-      for (; i < n; i++) res += TERM(lo + i);                                   \
-      return res;                                                               \
-    } else {                                                                    \
-      size_t half = n / 2;                                                      \
-      half -= half % 8;                                                         \
-      return NAME(a, lo, half) + NAME(a, lo + half, n - half);                  \
-    }                                                                           \
+** that split in two halves (the first a multiple of 8). VTERM(i) is the four
+** terms i..i+3 as a kv4d, so a leaf's 8 lanes are two vectors: each lane
+** adds its own terms in the same order as the scalar code. (Running two
+** leaves side by side, for more independent additions, measured slower:
+** two load streams 512 bytes apart.) */
+#define LANES8(v0, v1) (((v0[0] + v0[1]) + (v0[2] + v0[3])) + ((v1[0] + v1[1]) + (v1[2] + v1[3])))
+#define DEF_PAIRWISE(NAME, TERM, VTERM)                                             \
+  KN_HOT static double NAME(const sum_args *a, size_t lo, size_t n) {               \
+    const uchar *x = a->x, *y = a->y;                                               \
+    double m0 = a->m0, m1 = a->m1, res;                                             \
+    kv4d M0 = {m0, m0, m0, m0}, r0, r1;                                             \
+    size_t i, half;                                                                 \
+    (void)y, (void)m0, (void)m1, (void)M0;                                          \
+    if (n < 8) {                                                                    \
+      res = 0;                                                                      \
+      for (i = 0; i < n; i++) res += TERM(lo + i);                                  \
+      return res;                                                                   \
+    }                                                                               \
+    if (n <= 128) {                                                                 \
+      r0 = VTERM(lo);                                                               \
+      r1 = VTERM(lo + 4);                                                           \
+      for (i = 8; i + 8 <= n; i += 8) {                                             \
+        r0 += VTERM(lo + i);                                                        \
+        r1 += VTERM(lo + i + 4);                                                    \
+      }                                                                             \
+      res = LANES8(r0, r1);                                                         \
+      for (; i < n; i++) res += TERM(lo + i);                                       \
+      return res;                                                                   \
+    }                                                                               \
+    half = n / 2 - n / 2 % 8;                                                       \
+    return NAME(a, lo, half) + NAME(a, lo + half, n - half);                        \
   }
 
 #define T_X(i) ld_f64(x, i)
@@ -446,19 +524,36 @@ typedef struct sum_args {
 #define T_SQDEV32(i) (((double)ld_f32(x, i) - m0) * ((double)ld_f32(x, i) - m0))
 #define T_PROD32(i) ((double)ld_f32(x, i) * (double)ld_f32(y, i))
 
-DEF_PAIRWISE(pw_sum_f32, T_X32)
-DEF_PAIRWISE(pw_sum_sq_f32, T_SQ32)
-DEF_PAIRWISE(pw_sum_abs_f32, T_ABS32)
-DEF_PAIRWISE(pw_sum_sqdev_f32, T_SQDEV32)
-DEF_PAIRWISE(pw_sum_prod_f32, T_PROD32)
-DEF_PAIRWISE(pw_sum, T_X)
-DEF_PAIRWISE(pw_sum_sq, T_SQ)
-DEF_PAIRWISE(pw_sum_abs, T_ABS)
-DEF_PAIRWISE(pw_sum_sqdev, T_SQDEV)
-DEF_PAIRWISE(pw_sum_prod, T_PROD)
-DEF_PAIRWISE(pw_sum_sq_c, T_SQ_C)
-DEF_PAIRWISE(pw_sum_abs_c, T_ABS_C)
-DEF_PAIRWISE(pw_sum_sqdev_c, T_SQDEV_C)
+/* The same terms four at a time. */
+#define V_X(i) v4_f64(x, i)
+#define V_SQ(i) (v4_f64(x, i) * v4_f64(x, i))
+#define V_ABS(i) v4_abs(v4_f64(x, i))
+#define V_SQDEV(i) ((v4_f64(x, i) - M0) * (v4_f64(x, i) - M0))
+#define V_PROD(i) (v4_f64(x, i) * v4_f64(y, i))
+#define V_X32(i) v4_f32(x, i)
+#define V_SQ32(i) (v4_f32(x, i) * v4_f32(x, i))
+#define V_ABS32(i) v4_abs(v4_f32(x, i))
+#define V_SQDEV32(i) ((v4_f32(x, i) - M0) * (v4_f32(x, i) - M0))
+#define V_PROD32(i) (v4_f32(x, i) * v4_f32(y, i))
+/* complex terms: four scalar terms gathered */
+#define V_GATHER(T, i) ((kv4d){T(i), T((i) + 1), T((i) + 2), T((i) + 3)})
+#define V_SQ_C(i) V_GATHER(T_SQ_C, i)
+#define V_ABS_C(i) V_GATHER(T_ABS_C, i)
+#define V_SQDEV_C(i) V_GATHER(T_SQDEV_C, i)
+
+DEF_PAIRWISE(pw_sum_f32, T_X32, V_X32)
+DEF_PAIRWISE(pw_sum_sq_f32, T_SQ32, V_SQ32)
+DEF_PAIRWISE(pw_sum_abs_f32, T_ABS32, V_ABS32)
+DEF_PAIRWISE(pw_sum_sqdev_f32, T_SQDEV32, V_SQDEV32)
+DEF_PAIRWISE(pw_sum_prod_f32, T_PROD32, V_PROD32)
+DEF_PAIRWISE(pw_sum, T_X, V_X)
+DEF_PAIRWISE(pw_sum_sq, T_SQ, V_SQ)
+DEF_PAIRWISE(pw_sum_abs, T_ABS, V_ABS)
+DEF_PAIRWISE(pw_sum_sqdev, T_SQDEV, V_SQDEV)
+DEF_PAIRWISE(pw_sum_prod, T_PROD, V_PROD)
+DEF_PAIRWISE(pw_sum_sq_c, T_SQ_C, V_SQ_C)
+DEF_PAIRWISE(pw_sum_abs_c, T_ABS_C, V_ABS_C)
+DEF_PAIRWISE(pw_sum_sqdev_c, T_SQDEV_C, V_SQDEV_C)
 
 static sum_args args_of(const void *x, const void *y, double m0, double m1) {
   sum_args a;
@@ -496,7 +591,7 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
   return pw_sum_sqdev_c(&a, 0, n);
 }
 
-void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
+KN_HOT static void sum_int_hot(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
   uint64_t lo = acc[0], hi = acc[1];
   size_t i;
   for (i = 0; i < n; i++) {
@@ -506,6 +601,9 @@ void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
   }
   acc[0] = lo;
   acc[1] = hi;
+}
+void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
+  sum_int_hot(x, n, is_unsigned, acc);
 }
 
 double kn_int128_to_double(const uint64_t acc[2]) {
@@ -525,124 +623,99 @@ double kn_int128_to_double(const uint64_t acc[2]) {
 
 /* Compilers keep NaN-propagating min/max scalar (reordering it would change
 ** which NaN or signed zero comes out), so the lanes are written with vector
-** extensions: compare, then select by mask; NaNs are tracked on the side. */
-typedef double v2d __attribute__((vector_size(16)));
-typedef int64_t v2l __attribute__((vector_size(16)));
+** extensions: compare, then select by mask (one blend instruction on x86);
+** NaNs are tracked on the side. */
+typedef float kv8f __attribute__((vector_size(32)));
+typedef int32_t kv8i __attribute__((vector_size(32)));
 
-static inline v2d v_select(v2l mask, v2d a, v2d b) { return (v2d)(((v2l)a & mask) | ((v2l)b & ~mask)); }
+/* m ? a : b lane by lane, with MT the mask (integer) vector type of VT */
+#define VSEL(VT, MT, m, a, b) ((VT)(((MT)(a) & (m)) | ((MT)(b) & ~(m))))
 
+/* NAME(x, n, mn, mx) for elements of type T, W of them per vector VT (mask
+** type MT), lowering *mn when WANT has bit 1 and raising *mx when it has bit
+** 2 (the other pointer is unused). The accumulators are named vectors, not
+** an array, so they stay in registers: two sets, enough to overlap the
+** compare-and-select chains, few enough not to run out of registers. */
+#define MINMAX_STEP(k, T, VT, MT, WANT)                                           \
+  memcpy(&a, p + sizeof(T) * i + sizeof(VT) * k, sizeof(VT));                     \
+  if (WANT & 1) l##k = VSEL(VT, MT, a < l##k, a, l##k);                           \
+  if (WANT & 2) h##k = VSEL(VT, MT, a > h##k, a, h##k);                           \
+  nn |= a != a;
+#define DEF_MINMAX(NAME, T, VT, MT, W, LD, WANT)                                  \
+  KN_HOT static int NAME(const void *x, size_t n, T *mn, T *mx) {                 \
+    const uchar *p = x;                                                           \
+    T lo = (WANT & 1) ? *mn : 0, hi = (WANT & 2) ? *mx : 0;                       \
+    size_t i = 0;                                                                 \
+    int nan = 0, j, k;                                                            \
+    if (n >= 2 * W) {                                                             \
+      VT l0, l1, h0, h1, a, lanes[4];                                             \
+      MT nn = {0};                                                                \
+      memcpy(&l0, p, sizeof(VT));                                                 \
+      l1 = h0 = h1 = l0;                                                          \
+      for (i = 0; i + 2 * W <= n; i += 2 * W) {                                   \
+        MINMAX_STEP(0, T, VT, MT, WANT)                                           \
+        MINMAX_STEP(1, T, VT, MT, WANT)                                           \
+      }                                                                           \
+      lanes[0] = l0, lanes[1] = l1, lanes[2] = h0, lanes[3] = h1;                 \
+      for (k = 0; k < 2; k++) {                                                   \
+        for (j = 0; j < W; j++) {                                                 \
+          if (lanes[k][j] < lo) lo = lanes[k][j];                                 \
+          if (lanes[2 + k][j] > hi) hi = lanes[2 + k][j];                         \
+        }                                                                         \
+      }                                                                           \
+      for (j = 0; j < W; j++) nan |= nn[j] != 0;                                  \
+    }                                                                             \
+    for (; i < n; i++) {                                                          \
+      T v = LD(p, i);                                                             \
+      if (v < lo) lo = v;                                                         \
+      if (v > hi) hi = v;                                                         \
+      nan |= v != v;                                                              \
+    }                                                                             \
+    if (WANT & 1) *mn = lo;                                                       \
+    if (WANT & 2) *mx = hi;                                                       \
+    return nan;                                                                   \
+  }
+
+DEF_MINMAX(min_f64, double, kv4d, kv4l, 4, ld_f64, 1)
+DEF_MINMAX(max_f64, double, kv4d, kv4l, 4, ld_f64, 2)
+DEF_MINMAX(minmax_f64, double, kv4d, kv4l, 4, ld_f64, 3)
+DEF_MINMAX(min_f32, float, kv8f, kv8i, 8, ld_f32, 1)
+DEF_MINMAX(max_f32, float, kv8f, kv8i, 8, ld_f32, 2)
+DEF_MINMAX(minmax_f32, float, kv8f, kv8i, 8, ld_f32, 3)
+
+/* One of min or max alone is half the work of both. */
 int kn_minmax(const void *x, size_t n, double *mn, double *mx) {
-  const uchar *p = x;
-  double lo = *mn, hi = *mx;
-  size_t i = 0;
-  int nan = 0, j;
-  if (n >= 8) {
-    v2d l0, l1, h0, h1, a, b;
-    v2l nn = {0, 0};
-    memcpy(&l0, p, 16);
-    memcpy(&l1, p + 16, 16);
-    h0 = l0;
-    h1 = l1;
-    for (i = 0; i + 4 <= n; i += 4) {
-      memcpy(&a, p + 8 * i, 16);
-      memcpy(&b, p + 8 * i + 16, 16);
-      l0 = v_select(a < l0, a, l0);
-      l1 = v_select(b < l1, b, l1);
-      h0 = v_select(a > h0, a, h0);
-      h1 = v_select(b > h1, b, h1);
-      nn |= (a != a) | (b != b);
-    }
-    for (j = 0; j < 2; j++) {
-      if (l0[j] < lo) lo = l0[j];
-      if (l1[j] < lo) lo = l1[j];
-      if (h0[j] > hi) hi = h0[j];
-      if (h1[j] > hi) hi = h1[j];
-    }
-    nan = (nn[0] | nn[1]) != 0;
-  }
-  for (; i < n; i++) {
-    double v = ld_f64(p, i);
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-    nan |= v != v;
-  }
-  *mn = lo;
-  *mx = hi;
-  return nan;
+  return !mx ? min_f64(x, n, mn, mx) : !mn ? max_f64(x, n, mn, mx) : minmax_f64(x, n, mn, mx);
 }
 
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-
-static inline v4f v4_select(v4i mask, v4f a, v4f b) { return (v4f)(((v4i)a & mask) | ((v4i)b & ~mask)); }
-/* Lane-wise "a < b ? a : b" and "a > b ? a : b" (NaNs are tracked apart).
-** (x86's minps/maxps are exactly this, but memory bandwidth, not these
-** instructions, bounds a large array: measured, they did not pay.) */
-static inline v4f v4_min(v4f a, v4f b) { return v4_select(a < b, a, b); }
-static inline v4f v4_max(v4f a, v4f b) { return v4_select(a > b, a, b); }
-
 int kn_minmax_f32(const void *x, size_t n, float *mn, float *mx) {
+  return !mx ? min_f32(x, n, mn, mx) : !mn ? max_f32(x, n, mn, mx) : minmax_f32(x, n, mn, mx);
+}
+
+KN_HOT static int max_abs_f32_hot(const void *x, size_t n, float *mx) {
   const uchar *p = x;
-  float lo = *mn, hi = *mx;
+  const kv8i absmask = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+  float hi = *mx;
   size_t i = 0;
   int nan = 0, j, k;
-  if (n >= 16) {
-    v4f l[4], h[4], a[4];
-    v4i nn = {0, 0, 0, 0};
-    for (k = 0; k < 4; k++) {
-      memcpy(&l[k], p + 16 * k, 16);
-      h[k] = l[k];
-    }
-    for (i = 0; i + 16 <= n; i += 16) {
+  if (n >= 32) {
+    kv8f h[4], a;
+    kv8i nn = {0};
+    for (k = 0; k < 4; k++) h[k] = (kv8f){hi, hi, hi, hi, hi, hi, hi, hi};
+    for (i = 0; i + 32 <= n; i += 32) {
       for (k = 0; k < 4; k++) {
-        memcpy(&a[k], p + 4 * i + 16 * k, 16);
-        l[k] = v4_min(a[k], l[k]);
-        h[k] = v4_max(a[k], h[k]);
-        nn |= a[k] != a[k];
+        memcpy(&a, p + 4 * i + 32 * k, 32);
+        a = (kv8f)((kv8i)a & absmask);
+        h[k] = VSEL(kv8f, kv8i, a > h[k], a, h[k]);
+        nn |= a != a;
       }
     }
     for (k = 0; k < 4; k++) {
-      for (j = 0; j < 4; j++) {
-        if (l[k][j] < lo) lo = l[k][j];
+      for (j = 0; j < 8; j++) {
         if (h[k][j] > hi) hi = h[k][j];
       }
     }
-    for (j = 0; j < 4; j++) nan |= nn[j] != 0;
-  }
-  for (; i < n; i++) {
-    float v = ld_f32(p, i);
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-    nan |= v != v;
-  }
-  *mn = lo;
-  *mx = hi;
-  return nan;
-}
-
-int kn_max_abs_f32(const void *x, size_t n, float *mx) {
-  const uchar *p = x;
-  const v4i absmask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
-  float hi = *mx;
-  size_t i = 0;
-  int nan = 0, j;
-  if (n >= 8) {
-    v4f h0 = {hi, hi, hi, hi}, h1 = h0, a, b;
-    v4i nn = {0, 0, 0, 0};
-    for (i = 0; i + 8 <= n; i += 8) {
-      memcpy(&a, p + 4 * i, 16);
-      memcpy(&b, p + 4 * i + 16, 16);
-      a = (v4f)((v4i)a & absmask);
-      b = (v4f)((v4i)b & absmask);
-      h0 = v4_max(a, h0);
-      h1 = v4_max(b, h1);
-      nn |= (a != a) | (b != b);
-    }
-    for (j = 0; j < 4; j++) {
-      if (h0[j] > hi) hi = h0[j];
-      if (h1[j] > hi) hi = h1[j];
-      nan |= nn[j] != 0;
-    }
+    for (j = 0; j < 8; j++) nan |= nn[j] != 0;
   }
   for (; i < n; i++) {
     float v = fabsf(ld_f32(p, i));
@@ -652,16 +725,22 @@ int kn_max_abs_f32(const void *x, size_t n, float *mx) {
   *mx = hi;
   return nan;
 }
+int kn_max_abs_f32(const void *x, size_t n, float *mx) {
+  return max_abs_f32_hot(x, n, mx);
+}
 
-uint64_t kn_count_nonfinite_f32(const void *x, size_t n) {
+KN_HOT static uint64_t count_nonfinite_f32_hot(const void *x, size_t n) {
   const uchar *p = x;
   uint64_t c = 0;
   size_t i;
   for (i = 0; i < n; i++) c += (ld_u32(p, i) & 0x7f800000u) == 0x7f800000u;
   return c;
 }
+uint64_t kn_count_nonfinite_f32(const void *x, size_t n) {
+  return count_nonfinite_f32_hot(x, n);
+}
 
-int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {
+KN_HOT static int max_abs_hot(const void *x, size_t n, int complex_pairs, double *mx) {
   const uchar *p = x;
   double hi = *mx;
   int nan = 0;
@@ -674,8 +753,11 @@ int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {
   *mx = hi;
   return nan;
 }
+int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {
+  return max_abs_hot(x, n, complex_pairs, mx);
+}
 
-void kn_minmax_i64(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
+KN_HOT static void minmax_i64_hot(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
   int64_t lo = *mn, hi = *mx;
   size_t i;
   for (i = 0; i < n; i++) {
@@ -685,8 +767,11 @@ void kn_minmax_i64(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
   *mn = lo;
   *mx = hi;
 }
+void kn_minmax_i64(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
+  minmax_i64_hot(x, n, mn, mx);
+}
 
-void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
+KN_HOT static void minmax_u64_hot(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
   uint64_t lo = *mn, hi = *mx;
   size_t i;
   for (i = 0; i < n; i++) {
@@ -696,10 +781,13 @@ void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
   *mn = lo;
   *mx = hi;
 }
+void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
+  minmax_u64_hot(x, n, mn, mx);
+}
 
 static inline int finite_d(double v) { return fabs(v) <= DBL_MAX; }
 
-uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs) {
+KN_HOT static uint64_t count_nonfinite_hot(const void *x, size_t n, int complex_pairs) {
   const uchar *p = x;
   uint64_t c = 0;
   size_t i;
@@ -710,8 +798,11 @@ uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs) {
   }
   return c;
 }
+uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs) {
+  return count_nonfinite_hot(x, n, complex_pairs);
+}
 
-int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol) {
+KN_HOT static int allclose_hot(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol) {
   const uchar *pa = a, *pb = b;
   int ok = 1;
   size_t i;
@@ -734,12 +825,15 @@ int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, doubl
   }
   return ok;
 }
+int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol) {
+  return allclose_hot(a, b, n, complex_pairs, rtol, atol);
+}
 
 /* --- accumulators ------------------------------------------------------- */
 
 #define AXPY_CHUNK 256
 
-void kn_axpy(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
+KN_HOT static void axpy_hot(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
   const uchar *p = x;
   size_t i, off;
   /* float32 and float64 (the usual model weights) are fused; other types go
@@ -771,6 +865,9 @@ void kn_axpy(dt_type t, const void *restrict x, double w, double *restrict acc, 
     }
   }
 }
+void kn_axpy(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
+  axpy_hot(t, x, w, acc, n, first);
+}
 
 void kn_axpy_c(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
   const uchar *p = x;
@@ -787,7 +884,7 @@ void kn_axpy_c(dt_type t, const void *restrict x, double w, double *restrict acc
   }
 }
 
-void kn_add_i64(int64_t *restrict acc, const int64_t *restrict x, size_t n, int first) {
+KN_HOT static void add_i64_hot(int64_t *restrict acc, const int64_t *restrict x, size_t n, int first) {
   size_t i;
   if (first) {
     memcpy(acc, x, n * 8);
@@ -795,8 +892,11 @@ void kn_add_i64(int64_t *restrict acc, const int64_t *restrict x, size_t n, int 
   }
   for (i = 0; i < n; i++) acc[i] = (int64_t)((uint64_t)acc[i] + (uint64_t)x[i]);
 }
+void kn_add_i64(int64_t *restrict acc, const int64_t *restrict x, size_t n, int first) {
+  add_i64_hot(acc, x, n, first);
+}
 
-void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst, size_t n) {
+KN_HOT static void div_store_hot(dt_type t, const double *acc, int pairs, double div, void *dst, size_t n) {
   uchar *d = dst;
   size_t per = pairs ? 2 : 1, osize = dt_size(t), off, i;
   /* Divide a chunk into a private buffer first: dst may overlap acc (see
@@ -810,6 +910,9 @@ void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst
     else kn_from_f64(t, tmp, d + off * osize, m);
   }
 }
+void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst, size_t n) {
+  div_store_hot(t, acc, pairs, div, dst, n);
+}
 
 #define MINMAX_INT(LD, ST, T)                                       \
   for (i = 0; i < n; i++) {                                         \
@@ -822,7 +925,7 @@ void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst
     ST(pa, i, ((want_max ? v > a : v < a) || v != v) ? v : a);      \
   }
 
-void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max) {
+KN_HOT static void elem_minmax_hot(dt_type t, void *acc, const void *x, size_t n, int want_max) {
   uchar *pa = acc;
   const uchar *px = x;
   size_t i;
@@ -851,6 +954,9 @@ void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max)
     case DT_FLOAT64: MINMAX_FLOAT(ld_f64, st_f64, double) break;
     default: break; /* complex has no order; callers refuse it */
   }
+}
+void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max) {
+  elem_minmax_hot(t, acc, x, n, want_max);
 }
 
 /* --- order statistics --------------------------------------------------- */

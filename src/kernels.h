@@ -44,12 +44,13 @@ double kn_cascade_sum(const kn_cascade *c);
 
 /* --- conversions of n elements of type t ------------------------------- */
 
-/* To double; complex gives its real part. */
-void kn_to_f64(dt_type t, const void *src, double *dst, size_t n);
+/* To double; complex gives its real part. dst needs no alignment. */
+void kn_to_f64(dt_type t, const void *src, void *dst, size_t n);
 /* To (re, im) double pairs; real types get im = 0. dst holds 2n. */
 void kn_to_c128(dt_type t, const void *src, double *dst, size_t n);
-/* To float as C converts (int64 -> float rounds once); complex: real part. */
-void kn_to_f32(dt_type t, const void *src, float *dst, size_t n);
+/* To float as C converts (int64 -> float rounds once); complex: real part.
+** dst needs no alignment. */
+void kn_to_f32(dt_type t, const void *src, void *dst, size_t n);
 /* To (re, im) float pairs. dst holds 2n. */
 void kn_to_c64(dt_type t, const void *src, float *dst, size_t n);
 /* Bool, integer and unsigned types to int64 (uint64 keeps its bits). */
@@ -116,7 +117,8 @@ double kn_sum_sqdev_f32(const void *x, double mean, size_t n);
 double kn_sum_prod_f32(const void *x, const void *y, size_t n);
 
 /* Lower *mn / raise *mx over n doubles (the caller seeds them with the first
-** element). Returns 1 when a NaN was seen: NumPy's min/max are then NaN. */
+** element); either pointer may be NULL when that bound is not wanted.
+** Returns 1 when a NaN was seen: NumPy's min/max are then NaN. */
 int kn_minmax(const void *x, size_t n, double *mn, double *mx);
 /* Largest |x| (|z| for pairs when `complex`); returns 1 when a NaN was seen. */
 int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx);

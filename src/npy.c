@@ -488,9 +488,29 @@ uint64_t npy_element_offset(const npy_array *a, uint64_t i) {
   return off * itemsize;
 }
 
-void npy_shape_json(ar_buf *out, int ndim, const int64_t *shape) {
+/* Digits by hand: metadata queries format a shape per row, and printf was
+** most of their cost. */
+size_t npy_shape_format(char *out, int ndim, const int64_t *shape) {
+  size_t len = 0;
   int k;
-  buf_putc(out, '[');
-  for (k = 0; k < ndim; k++) buf_printf(out, k ? ",%lld" : "%lld", (long long)shape[k]);
-  buf_putc(out, ']');
+  out[len++] = '[';
+  for (k = 0; k < ndim; k++) {
+    char digits[20];
+    uint64_t v = shape[k] < 0 ? 0 - (uint64_t)shape[k] : (uint64_t)shape[k];
+    int nd = 0;
+    if (k) out[len++] = ',';
+    if (shape[k] < 0) out[len++] = '-';
+    do {
+      digits[nd++] = (char)('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (nd) out[len++] = digits[--nd];
+  }
+  out[len++] = ']';
+  return len;
+}
+
+void npy_shape_json(ar_buf *out, int ndim, const int64_t *shape) {
+  char text[NPY_SHAPE_JSON_MAX];
+  buf_append(out, text, npy_shape_format(text, ndim, shape));
 }

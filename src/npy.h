@@ -57,6 +57,10 @@ void npy_fortran_to_c(const unsigned char *src, unsigned char *dst, int ndim, co
 
 /* Append the shape as a JSON array: "[2,3]", "[]" for a scalar. */
 void npy_shape_json(ar_buf *out, int ndim, const int64_t *shape);
+/* The same text into out (NPY_SHAPE_JSON_MAX bytes, not terminated);
+** returns its length. */
+#define NPY_SHAPE_JSON_MAX (2 + NPY_MAX_DIMS * 21)
+size_t npy_shape_format(char *out, int ndim, const int64_t *shape);
 
 /* Byte offset, within the payload, of the element at C-order flat index i
 ** (accounts for Fortran order). */

@@ -400,7 +400,12 @@ int ar_item_is_numpy(const ar_item *item) {
 int ar_utf8_valid(const unsigned char *s, uint64_t n) {
   uint64_t i = 0;
   while (i < n) {
-    size_t len = codec_utf8_seq(s + i, n - i);
+    size_t len;
+    if (s[i] < 0x80) { /* ASCII, nearly every key and dtype: no sequence to decode */
+      i++;
+      continue;
+    }
+    len = codec_utf8_seq(s + i, n - i);
     if (!len) return 0;
     i += len;
   }

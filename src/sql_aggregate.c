@@ -63,9 +63,10 @@ typedef struct agg_state {
   ar_keyset index; /* key -> position, built when a row has another order */
   unsigned char *scratch;
   double total_weight, beta;
-  /* accumulating aggregates: [gap | accumulators], see the file comment */
-  unsigned char *mem;
-  uint64_t gap, mem_size, result_size;
+  /* accumulating aggregates: [gap | accumulators], see the file comment;
+  ** a result buffer, so the result can be handed to SQLite as it is */
+  ar_buf mem;
+  uint64_t gap, result_size;
   /* aggregates keeping rows: every row's arrays, one row after another */
   ar_buf kept;
   uint64_t row_bytes;
@@ -77,12 +78,11 @@ static void agg_free(agg_state *st) {
   buf_free(&st->arena);
   ar_keyset_free(&st->index);
   ar_free(st->scratch);
-  ar_free(st->mem);
+  buf_free(&st->mem);
   buf_free(&st->kept);
   st->keys = NULL;
   st->dims = NULL;
   st->scratch = NULL;
-  st->mem = NULL;
 }
 
 /* Report an error and remember it (xFinal then only cleans up). */
@@ -201,9 +201,8 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
   }
   st->result_size = total;
   st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned */
-  st->mem_size = st->gap + acc;
-  st->mem = ar_malloc(st->mem_size ? st->mem_size : 1);
-  return st->mem ? 1 : -1;
+  buf_init_result(&st->mem, UINT64_MAX); /* checked against SQLite's limit above */
+  return buf_reserve(&st->mem, st->gap + acc ? st->gap + acc : 1) == CODEC_OK ? 1 : -1;
 }
 
 /* After the arena stops moving, point the keys at their copies. */
@@ -250,8 +249,9 @@ static void dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k
 /* Fold one array into key k's accumulator (or kept slice at `kept`). */
 static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a, double w, unsigned char *kept) {
   int first = st->nrows == 0;
-  /* No memory at all when every array is empty (no arithmetic on NULL). */
-  unsigned char *acc = st->mem ? st->mem + st->gap + k->at : NULL;
+  /* Rows kept: no accumulators; every array empty: no memory at all (and
+  ** no arithmetic on NULL). */
+  unsigned char *acc = KEEPS_ROWS(op) || !st->mem.p ? NULL : st->mem.p + st->gap + k->at;
   switch (op) {
     case AGG_SUM:
       if (dt_kind(k->out) == DT_KIND_INT || dt_kind(k->out) == DT_KIND_UINT) {
@@ -401,12 +401,11 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
     sqlite3_result_zeroblob(ctx, 0); /* records without arrays */
     return;
   }
-  buf_init(&out, UINT64_MAX);
-  out.p = st->mem;
-  out.cap = st->mem_size;
+  out = st->mem; /* the result is written over the accumulators */
+  buf_init(&st->mem, 0);
   for (i = 0; i < st->nkeys; i++) {
     const agg_key *k = &st->keys[i];
-    const unsigned char *acc = st->mem + st->gap + k->at;
+    const unsigned char *acc = out.p + st->gap + k->at;
     npy_array res;
     unsigned char *dst;
     key_result(st, op, k, &res);
@@ -418,8 +417,7 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
                    op == AGG_MEAN ? st->total_weight : 1.0, dst, (size_t)k->numel);
     }
   }
-  st->mem = NULL; /* now the result */
-  sqlite3_result_blob64(ctx, out.p, out.n, sqlite3_free);
+  sql_result_buf(ctx, &out, 0);
 }
 
 /* ar_median, ar_trimmed_mean: for blocks of elements, gather each element's

@@ -75,7 +75,7 @@ static int refuse_complex(sqlite3_context *ctx, const npy_array *a, const char *
 
 /* npy_sum, npy_mean, npy_min, npy_max, npy_std, npy_count_nonfinite */
 static void npy_reduce_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  static const unsigned what[] = {AM_SUM, AM_SUM, AM_MINMAX, AM_MINMAX, AM_SUM | AM_STD, AM_NONFINITE};
+  static const unsigned what[] = {AM_SUM, AM_SUM, AM_MIN, AM_MAX, AM_SUM | AM_STD, AM_NONFINITE};
   int op = SQL_OP(ctx);
   unsigned char *scratch;
   npy_array a;

@@ -57,9 +57,10 @@ uint64_t sql_limit(sqlite3_context *ctx) {
   return limit < 0 ? 0 : (uint64_t)limit;
 }
 
-void sql_buf_init(sqlite3_context *ctx, ar_buf *b) { buf_init(b, sql_limit(ctx)); }
+void sql_buf_init(sqlite3_context *ctx, ar_buf *b) { buf_init_result(b, sql_limit(ctx)); }
 
 void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
+  void (*release)(void *) = b->result ? buf_release : sqlite3_free;
   uint64_t n;
   unsigned char *p;
   if (b->rc == CODEC_NOMEM) {
@@ -76,18 +77,16 @@ void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
   if (text) {
     /* sqlite3_result_text64 needs no terminator when given the length. */
     if (!p) sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
-    else sqlite3_result_text64(ctx, (const char *)p, n, sqlite3_free, SQLITE_UTF8);
+    else sqlite3_result_text64(ctx, (const char *)p, n, release, SQLITE_UTF8);
   } else {
     if (!p) sqlite3_result_zeroblob(ctx, 0);
-    else sqlite3_result_blob64(ctx, p, n, sqlite3_free);
+    else sqlite3_result_blob64(ctx, p, n, release);
   }
 }
 
 void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape) {
-  ar_buf b;
-  sql_buf_init(ctx, &b);
-  npy_shape_json(&b, ndim, shape);
-  sql_result_buf(ctx, &b, 1);
+  char text[NPY_SHAPE_JSON_MAX]; /* copied by SQLite into its own value: no allocation per row */
+  sqlite3_result_text(ctx, text, (int)npy_shape_format(text, ndim, shape), SQLITE_TRANSIENT);
 }
 
 static const char *type_name(int t) {

@@ -1,6 +1,6 @@
 /*
 ** test_kernels.c — the typed loops of kernels.c: conversions (every float16
-** bit pattern), pairwise summation accuracy, NaN handling of min/max,
+** bit pattern), pairwise summation accuracy and order, NaN handling of min/max,
 ** integer wrapping, checked float-to-int casts, the in-place result store,
 ** and the order statistics against a sorted reference.
 */
@@ -147,6 +147,63 @@ TEST(kernels_transformed_sums) {
   CHECK(kn_sum(x, 0) == 0);
 }
 
+/* NumPy's pairwise_sum written plainly: the order every kn_sum* must keep
+** exactly, whatever lanes or vectors they use. */
+static double ref_pairwise(const double *x, size_t n) {
+  if (n < 8) {
+    double res = 0;
+    size_t i;
+    for (i = 0; i < n; i++) res += x[i];
+    return res;
+  } else if (n <= 128) {
+    double r[8], res;
+    size_t i, j;
+    for (j = 0; j < 8; j++) r[j] = x[j];
+    for (i = 8; i + 8 <= n; i += 8)
+      for (j = 0; j < 8; j++) r[j] += x[i + j];
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += x[i];
+    return res;
+  } else {
+    size_t half = n / 2;
+    half -= half % 8;
+    return ref_pairwise(x, half) + ref_pairwise(x + half, n - half);
+  }
+}
+
+TEST(kernels_pairwise_order_is_numpys) {
+  /* Values over many magnitudes, so any other order of additions rounds
+  ** differently; every length up to a few blocks, at an odd address. */
+  enum { N = 2200 };
+  double *x = malloc(N * sizeof(double)), *t = malloc(N * sizeof(double));
+  float *f = malloc((2 * N + 1) * sizeof(float)), *g = f + 1, *h = g + N;
+  size_t i, n;
+  CHECK(x && t && f);
+  for (i = 0; i < N; i++) {
+    g[i] = (float)((rng_unit() - 0.5) * ldexp(1.0, (int)(rng_next() % 40) - 20));
+    h[i] = (float)(rng_unit() - 0.5);
+    x[i] = (double)g[i] * (1 + rng_unit());
+  }
+  for (n = 0; n <= N; n += n < 300 ? 1 : 37) {
+    CHECK(same_double(kn_sum(x, n), ref_pairwise(x, n)));
+    for (i = 0; i < n; i++) t[i] = g[i];
+    CHECK(same_double(kn_sum_f32(g, n), ref_pairwise(t, n)));
+    for (i = 0; i < n; i++) t[i] = (double)g[i] * (double)g[i];
+    CHECK(same_double(kn_sum_sq_f32(g, n), ref_pairwise(t, n)));
+    for (i = 0; i < n; i++) t[i] = fabs((double)g[i]);
+    CHECK(same_double(kn_sum_abs_f32(g, n), ref_pairwise(t, n)));
+    for (i = 0; i < n; i++) t[i] = ((double)g[i] - 0.25) * ((double)g[i] - 0.25);
+    CHECK(same_double(kn_sum_sqdev_f32(g, 0.25, n), ref_pairwise(t, n)));
+    for (i = 0; i < n; i++) t[i] = (double)g[i] * (double)h[i];
+    CHECK(same_double(kn_sum_prod_f32(g, h, n), ref_pairwise(t, n)));
+    for (i = 0; i < n; i++) t[i] = x[i] * x[i];
+    CHECK(same_double(kn_sum_sq(x, n), ref_pairwise(t, n)));
+  }
+  free(x);
+  free(t);
+  free(f);
+}
+
 TEST(kernels_minmax_nan_and_tails) {
   double x[37], mn, mx;
   size_t i, n;
@@ -169,6 +226,32 @@ TEST(kernels_minmax_nan_and_tails) {
     CHECK(kn_max_abs(z, 2, 1, &mx) == 0 && mx == 10);
     mx = 0;
     CHECK(kn_max_abs(z, 4, 0, &mx) == 0 && mx == 8);
+  }
+}
+
+TEST(kernels_min_or_max_alone) {
+  /* Asking for one bound gives what asking for both does, NaNs included. */
+  double x[300], lo, hi, lo1, hi1;
+  float f[300], flo, fhi, flo1, fhi1;
+  size_t i, n;
+  for (i = 0; i < 300; i++) x[i] = f[i] = (float)((rng_unit() - 0.5) * 1e6);
+  for (n = 1; n <= 300; n += 7) {
+    int nan, k;
+    for (k = 0; k < 2; k++) {
+      if (k) x[n / 2] = f[n / 2] = NAN;
+      lo = hi = lo1 = hi1 = x[0];
+      nan = kn_minmax(x, n, &lo, &hi);
+      CHECK(kn_minmax(x, n, &lo1, NULL) == nan && kn_minmax(x, n, NULL, &hi1) == nan);
+      CHECK(nan == k);
+      flo = fhi = flo1 = fhi1 = f[0];
+      CHECK(kn_minmax_f32(f, n, &flo, &fhi) == nan);
+      CHECK(kn_minmax_f32(f, n, &flo1, NULL) == nan && kn_minmax_f32(f, n, NULL, &fhi1) == nan);
+      if (!nan) { /* with a NaN the bounds are NaN whatever these hold */
+        CHECK(same_double(lo, lo1) && same_double(hi, hi1));
+        CHECK(flo == flo1 && fhi == fhi1 && (double)flo == lo && (double)fhi == hi);
+      }
+      x[n / 2] = f[n / 2] = 1;
+    }
   }
 }
 

@@ -101,19 +101,23 @@ def count_bytes(items):
     return total
 
 
+def read_varint(buf, pos):
+    """(value, position after it) of the varint at buf[pos]."""
+    shift = value = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos
+
+
 def decode_record(blob):
     """An independent reader of Flower's ArrayRecord protobuf: a list of
     (key, dtype, shape, stype, data). Strict about what our writer must
     produce (canonical fields), so tests can use it to check our bytes."""
-    def varint(buf, pos):
-        shift = value = 0
-        while True:
-            b = buf[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return value, pos
+    varint = read_varint
 
     def fields(buf):
         pos = 0
