@@ -1,10 +1,10 @@
 """Every SQL function and table the extension registers is documented in
 README.md's Reference, and every documented one exists.
 
-Run with `make doccheck` (not part of make test while the reference is being
-written). For each registered name (functions from pragma_function_list,
+Run by make test (tests/python/test_docs.py) and `make doccheck`. For each registered name (functions from pragma_function_list,
 tables from pragma_module_list, minus what SQLite itself has) the Reference
-section must hold a heading "#### `name(...)`" whose entry has an example
+section must hold a heading naming "`name(...)`" (one heading may name
+several) whose entry has an example
 (a ```sql block, which tests/python/test_readme.py runs) and says which
 errors it raises (the word "Error"/"error" in the entry). Headings naming
 nothing registered are reported too. Needs no NumPy.
@@ -28,11 +28,13 @@ def reference_entries():
     end = text.find("\n## ", start + 1)
     ref = text[start:end if end > 0 else len(text)]
     entries = {}
-    heads = list(re.finditer(r"^#### `([A-Za-z_][A-Za-z0-9_]*)\(", ref, re.M))
+    heads = list(re.finditer(r"^#### .*$", ref, re.M))
     for i, m in enumerate(heads):
         body = ref[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(ref)]
         body = re.split(r"^### ", body, flags=re.M)[0]
-        entries.setdefault(m.group(1), []).append(body)
+        # one heading may document several functions: "#### `a(x)`, `b(x)`"
+        for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\(", m.group(0)):
+            entries.setdefault(name, []).append(body)
     return entries
 
 

@@ -1,0 +1,14 @@
+"""Nothing undocumented slips in: every registered SQL function and table has
+a README reference entry with an example and its errors, and every entry
+names something registered (tests/python/check_docs.py)."""
+import contextlib
+import io
+
+import check_docs
+
+
+def test_every_registered_name_is_documented():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = check_docs.main()
+    assert status == 0, out.getvalue()
