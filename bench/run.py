@@ -50,7 +50,7 @@ MEMCPY = os.path.join(BUILD, "bench_memcpy")
 PRAGMAS = ("PRAGMA mmap_size = 4000000000",)
 MEMCPY_MB = 100  # beyond every cache, in quick runs too
 
-# Every ratio of the issue, for the table at the end: (label, value, target, ok).
+# Every ratio with its target, for the table at the end: (label, value, target, ok).
 SUMMARY = []
 
 # --- SQLite's C API ----------------------------------------------------------
@@ -370,7 +370,7 @@ def main():
         bench_building(tmp, args.quick, warm, fresh)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"== Every ratio of the issue ({load()} at the end)")
+    print(f"== Every ratio and its target ({load()} at the end)")
     for label, value, target, ok in SUMMARY:
         print(f"  {label:<70} {value:>7}   {target:<8} {verdict(ok)}")
     met = sum(ok for *_, ok in SUMMARY)

@@ -160,9 +160,9 @@ EXPECTED_FUNCTIONS = {
 }
 
 
-def test_every_issue_function_is_registered_deterministic_and_innocuous():
-    """The functions of issue 3 are all there, deterministic and innocuous
-    (usable in indexes, CHECKs, views and triggers)."""
+def test_core_functions_are_registered_deterministic_and_innocuous():
+    """The core array and record functions are all there, deterministic and
+    innocuous (usable in indexes, CHECKs, views and triggers)."""
     con = connect()
     rows = con.execute("select name, builtin, type, narg, flags from pragma_function_list"
                        " where name like 'ar%' or name like 'npy%'").fetchall()
