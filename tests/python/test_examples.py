@@ -20,6 +20,16 @@ def run(cmd, cwd, stdin=None):
     return out
 
 
+def shell_script(name):
+    """The example script, loading the extension under test (the sanitizer
+    and valgrind builds live outside build/) instead of ./build/arrayrecord."""
+    with open(os.path.join(EXAMPLES, name), "rb") as f:
+        script = f.read()
+    line = b".load ./build/arrayrecord\n"
+    assert line in script, name
+    return script.replace(line, b".load " + EXT.encode() + b"\n")
+
+
 def sqlite3_shell():
     shell = shutil.which("sqlite3")
     assert shell, "the sqlite3 shell is not installed (apt-get install sqlite3)"
@@ -27,8 +37,7 @@ def sqlite3_shell():
 
 
 def test_demo_sql():
-    with open(os.path.join(EXAMPLES, "demo.sql"), "rb") as f:
-        script = f.read()
+    script = shell_script("demo.sql")
     with tempfile.TemporaryDirectory() as tmp:
         out = run([sqlite3_shell(), os.path.join(tmp, "demo.db")], ROOT, script)
     for expected in ("FedAvg of the round", "ar_agg", "bytes_written", "fc1.weight"):
@@ -37,8 +46,7 @@ def test_demo_sql():
 
 
 def test_tour_sql():
-    with open(os.path.join(EXAMPLES, "tour.sql"), "rb") as f:
-        script = f.read()
+    script = shell_script("tour.sql")
     out = run([sqlite3_shell()], ROOT, script)
     assert "-- 7. export" in out and "rror" not in out, out
     assert os.path.getsize(os.path.join(ROOT, "build", "tour-fc.weight.npy")) > 0
