@@ -223,6 +223,7 @@ int main(int argc, char **argv) {
     }
   }
   (void)err;
+  (void)ext; /* unused when the extension is linked in (AR_STATIC_EXT) */
   printf("%d malformed inputs checked\n", inputs);
   return failures ? 1 : 0;
 }
