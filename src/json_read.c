@@ -218,13 +218,15 @@ int json_skip(json_reader *r) {
     case 't': return literal(r, "true");
     case 'f': return literal(r, "false");
     case 'n': return literal(r, "null");
-    case 0: return json_fail(r, "unexpected end of JSON");
+    case 0: return json_fail(r, r->pos < r->n ? "expected a value" : "unexpected end of JSON");
     default: return scan_number(r, &integral, &negative);
   }
 }
 
 int json_end(json_reader *r) {
-  if (json_peek(r) != 0) return json_fail(r, "unexpected text after the JSON value");
+  json_peek(r);
+  /* Not json_peek(r) != 0: that is also what a NUL byte gives. */
+  if (r->pos < r->n) return json_fail(r, "unexpected text after the JSON value");
   return CODEC_OK;
 }
 
