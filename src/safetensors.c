@@ -67,7 +67,7 @@ static uint64_t le64(const unsigned char *p) {
 }
 
 static const char *tensor_name(const st_file *f, const st_tensor *t, char *q) {
-  return ar_quote_key(q, AR_QUOTE_MAX, f->names.p + t->name_off, t->name_len);
+  return ar_quote_key(q, AR_QUOTE_MAX, buf_at(&f->names, t->name_off), t->name_len);
 }
 
 /* {"k": "v", ...}: strings only, no key twice. With out, written compactly. */
@@ -286,13 +286,13 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err) 
       break;
     }
     t->name_len = f->names.n - t->name_off;
-    if (ar_keyset_get(&names, f->names.p + t->name_off, t->name_len) >= 0) {
+    if (ar_keyset_get(&names, buf_at(&f->names, t->name_off), t->name_len) >= 0) {
       char q[AR_QUOTE_MAX], problem[AR_QUOTE_MAX + 32];
       snprintf(problem, sizeof(problem), "duplicate tensor '%s'", tensor_name(f, t, q));
       rc = json_fail_str(&r, &key, problem);
       break;
     }
-    if (ar_keyset_put(&names, f->names.p + t->name_off, t->name_len, (int)t->order)) {
+    if (ar_keyset_put(&names, buf_at(&f->names, t->name_off), t->name_len, (int)t->order)) {
       rc = codec_fail(err, CODEC_NOMEM, "out of memory");
       break;
     }
@@ -330,7 +330,7 @@ int st_to_record(const st_file *f, ar_buf *out, codec_err *err) {
                         tensor_name(f, t, q), (long long)shape[big]);
     }
     memset(&spec, 0, sizeof(spec));
-    spec.key.p = f->names.p + t->name_off;
+    spec.key.p = buf_at(&f->names, t->name_off);
     spec.key.n = t->name_len;
     spec.ndim = t->ndim;
     spec.shape = shape;

@@ -163,6 +163,28 @@ TEST(st_reads_tensors_in_offset_order) {
   buf_free(&rec);
 }
 
+/* Empty names, and an empty one first (its bytes live in a buffer that has
+** not allocated yet: the sanitizer build checks no NULL + 0 is made). */
+TEST(st_reads_empty_tensor_names) {
+  ar_buf file, rec;
+  ar_record r;
+  codec_err err;
+  buf_init(&file, UINT64_MAX);
+  buf_init(&rec, UINT64_MAX);
+  st_file_of(&file, "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
+  ar_record_init(&r);
+  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  CHECK(r.n == 1 && r.items[0].key.n == 0);
+  ar_record_clear(&r);
+  file.n = 0;
+  st_file_of(&file, "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"\":{}}", 1);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_CORRUPT);
+  CHECK_STR(err.msg, "safetensors header: duplicate tensor '' at byte 60");
+  buf_free(&file);
+  buf_free(&rec);
+}
+
 TEST(st_rejects_malformed_files) {
   static const struct {
     const char *header;
