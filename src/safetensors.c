@@ -106,11 +106,14 @@ static int string_map(json_reader *r, ar_buf *out, const char *what) {
     }
     if (out) {
       if (count) buf_putc(out, ',');
-      json_put_string(out, key.p, key.n);
+      json_put_string(out, buf_at(&key, 0), key.n);
       buf_putc(out, ':');
       key.n = 0;
-      json_unescape(&v, &key);
-      json_put_string(out, key.p, key.n);
+      if (json_unescape(&v, &key)) { /* not a shortened value */
+        rc = codec_fail(r->err, CODEC_NOMEM, "out of memory");
+        break;
+      }
+      json_put_string(out, buf_at(&key, 0), key.n);
     }
     count++;
   }
