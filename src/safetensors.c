@@ -40,6 +40,16 @@ int st_dtype_code(const unsigned char *name, uint64_t n) {
   return -1;
 }
 
+/* The code of a dtype name as the header spells it: JSON escapes are
+** decoded first, as any JSON reader does ("F\u0033\u0032" is F32). */
+static int dtype_code_json(const json_str *v) {
+  int k;
+  if (!v->escaped) return st_dtype_code(v->p, v->n);
+  for (k = 0; k < ST_NDTYPES; k++)
+    if (json_str_eq(v, st_dtypes[k].name)) return k;
+  return -1;
+}
+
 static int st_code_of_type(int t) {
   int k;
   for (k = 0; k < ST_NDTYPES; k++)
@@ -163,7 +173,7 @@ static int tensor_entry(st_file *f, json_reader *r, st_tensor *t) {
     seen |= field;
     if (field == 1) {
       if ((rc = json_string(r, &v)) != CODEC_OK) return rc;
-      t->code = v.escaped ? -1 : st_dtype_code(v.p, v.n);
+      t->code = dtype_code_json(&v);
       if (t->code < 0) {
         char quoted[CODEC_QUOTE_MAX];
         snprintf(problem, sizeof(problem), "unknown dtype '%s'", codec_quote(quoted, sizeof(quoted), v.p, v.n));

@@ -185,6 +185,29 @@ TEST(st_reads_empty_tensor_names) {
   buf_free(&rec);
 }
 
+/* A dtype spelled with JSON escapes is the dtype the escapes spell. */
+TEST(st_reads_escaped_dtype_names) {
+  ar_buf file, rec;
+  ar_record r;
+  codec_err err;
+  buf_init(&file, UINT64_MAX);
+  buf_init(&rec, UINT64_MAX);
+  st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u0033\\u0032\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                    "\"b\":{\"dtype\":\"\\u0042F16\",\"shape\":[1],\"data_offsets\":[4,6]}}", 6);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
+  ar_record_init(&r);
+  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  CHECK(r.n == 2 && r.items[0].dtype.n == 7 && memcmp(r.items[0].dtype.p, "float32", 7) == 0);
+  CHECK(r.items[1].dtype.n == 4 && memcmp(r.items[1].dtype.p, "BF16", 4) == 0);
+  ar_record_clear(&r);
+  file.n = 0;
+  st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u00332\\u0000\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_CORRUPT);
+  CHECK_STR(err.msg, "safetensors header: unknown dtype 'F\\u00332\\u0000' at byte 22");
+  buf_free(&file);
+  buf_free(&rec);
+}
+
 TEST(st_rejects_malformed_files) {
   static const struct {
     const char *header;
