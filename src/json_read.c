@@ -8,9 +8,10 @@
 
 #include "record.h" /* ar_utf8_valid */
 
+/* Whatever was expected, text that stops early says so: "unexpected end of
+** JSON" reads better for a truncated header than "expected ',' or '}'". */
 int json_fail(json_reader *r, const char *problem) {
-  return codec_fail(r->err, CODEC_CORRUPT, "%s: %s at byte %llu", r->what, problem,
-                    (unsigned long long)(r->base + r->pos));
+  return json_fail_at(r, r->pos, r->pos >= r->n ? "unexpected end of JSON" : problem);
 }
 
 int json_fail_at(json_reader *r, uint64_t pos, const char *problem) {
@@ -140,7 +141,7 @@ int json_string(json_reader *r, json_str *out) {
     r->pos += 2;
   }
   r->pos = r->n;
-  return json_fail(r, "unterminated string");
+  return json_fail_at(r, r->pos, "unterminated string");
 }
 
 /* Scan a number token; sets *integral when it has no fraction or exponent. */
