@@ -44,6 +44,12 @@ void buf_printf(ar_buf *b, const char *fmt, ...)
 /* Append `len` uninitialised bytes and return where they start, or NULL on
 ** failure (b->rc says which) and for len 0 on a buffer with no storage yet. */
 unsigned char *buf_extend(ar_buf *b, uint64_t len);
+/* The address of byte `off` of the contents (off <= n): for an empty
+** buffer that never allocated, a valid address to read 0 bytes at, since
+** NULL + 0 is undefined in C. */
+static inline const unsigned char *buf_at(const ar_buf *b, uint64_t off) {
+  return b->p ? b->p + off : (const unsigned char *)"";
+}
 /* Hand the bytes to the caller, who frees them with ar_free (buf_release
 ** for a result buffer); the buffer is left empty. Returns NULL for an empty
 ** buffer. */

@@ -640,11 +640,11 @@ static int write_item(fo_inflater *f, const json_str *key, const fo_entry *a) {
   json_unescape(&b.stype, &f->scratch);
   if (f->scratch.rc) return buf_error(&f->scratch, f->err);
   memset(&spec, 0, sizeof(spec));
-  spec.key.p = f->scratch.p + key_off;
+  spec.key.p = buf_at(&f->scratch, key_off); /* all three may be empty */
   spec.key.n = dtype_off - key_off;
-  spec.dtype.p = f->scratch.p + dtype_off;
+  spec.dtype.p = buf_at(&f->scratch, dtype_off);
   spec.dtype.n = stype_off - dtype_off;
-  spec.stype.p = f->scratch.p + stype_off;
+  spec.stype.p = buf_at(&f->scratch, stype_off);
   spec.stype.n = f->scratch.n - stype_off;
   spec.ndim = b.ndim;
   spec.shape = b.shape;

@@ -8,9 +8,10 @@
 
 #include "record.h" /* ar_utf8_valid */
 
+/* Whatever was expected, text that stops early says so: "unexpected end of
+** JSON" reads better for a truncated header than "expected ',' or '}'". */
 int json_fail(json_reader *r, const char *problem) {
-  return codec_fail(r->err, CODEC_CORRUPT, "%s: %s at byte %llu", r->what, problem,
-                    (unsigned long long)(r->base + r->pos));
+  return json_fail_at(r, r->pos, r->pos >= r->n ? "unexpected end of JSON" : problem);
 }
 
 int json_fail_at(json_reader *r, uint64_t pos, const char *problem) {
@@ -140,7 +141,7 @@ int json_string(json_reader *r, json_str *out) {
     r->pos += 2;
   }
   r->pos = r->n;
-  return json_fail(r, "unterminated string");
+  return json_fail_at(r, r->pos, "unterminated string");
 }
 
 /* Scan a number token; sets *integral when it has no fraction or exponent. */
@@ -218,13 +219,15 @@ int json_skip(json_reader *r) {
     case 't': return literal(r, "true");
     case 'f': return literal(r, "false");
     case 'n': return literal(r, "null");
-    case 0: return json_fail(r, "unexpected end of JSON");
+    case 0: return json_fail(r, r->pos < r->n ? "expected a value" : "unexpected end of JSON");
     default: return scan_number(r, &integral, &negative);
   }
 }
 
 int json_end(json_reader *r) {
-  if (json_peek(r) != 0) return json_fail(r, "unexpected text after the JSON value");
+  json_peek(r);
+  /* Not json_peek(r) != 0: that is also what a NUL byte gives. */
+  if (r->pos < r->n) return json_fail(r, "unexpected text after the JSON value");
   return CODEC_OK;
 }
 

@@ -614,8 +614,16 @@ double kn_int128_to_double(const uint64_t acc[2]) {
     lo = ~lo + 1;
     hi = ~hi + (lo == 0);
   }
-  /* hi is at most the element count, so hi * 2^64 is exact */
-  mag = ldexp((double)hi, 64) + (double)lo;
+  if (!hi) {
+    mag = (double)lo;
+  } else {
+    /* Converting hi and lo apart and adding would round twice. Keep the top
+    ** 64 bits and fold the rest into a sticky lowest bit (below the 53 that
+    ** survive), so the one conversion rounds as the exact value would. */
+    int bits = 64 - __builtin_clzll(hi);
+    uint64_t top = bits == 64 ? hi | (lo != 0) : hi << (64 - bits) | lo >> bits | (lo << (64 - bits) != 0);
+    mag = ldexp((double)top, bits);
+  }
   return negative ? -mag : mag;
 }
 

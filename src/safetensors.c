@@ -40,6 +40,16 @@ int st_dtype_code(const unsigned char *name, uint64_t n) {
   return -1;
 }
 
+/* The code of a dtype name as the header spells it: JSON escapes are
+** decoded first, as any JSON reader does ("F\u0033\u0032" is F32). */
+static int dtype_code_json(const json_str *v) {
+  int k;
+  if (!v->escaped) return st_dtype_code(v->p, v->n);
+  for (k = 0; k < ST_NDTYPES; k++)
+    if (json_str_eq(v, st_dtypes[k].name)) return k;
+  return -1;
+}
+
 static int st_code_of_type(int t) {
   int k;
   for (k = 0; k < ST_NDTYPES; k++)
@@ -67,7 +77,7 @@ static uint64_t le64(const unsigned char *p) {
 }
 
 static const char *tensor_name(const st_file *f, const st_tensor *t, char *q) {
-  return ar_quote_key(q, AR_QUOTE_MAX, f->names.p + t->name_off, t->name_len);
+  return ar_quote_key(q, AR_QUOTE_MAX, buf_at(&f->names, t->name_off), t->name_len);
 }
 
 /* {"k": "v", ...}: strings only, no key twice. With out, written compactly. */
@@ -106,11 +116,14 @@ static int string_map(json_reader *r, ar_buf *out, const char *what) {
     }
     if (out) {
       if (count) buf_putc(out, ',');
-      json_put_string(out, key.p, key.n);
+      json_put_string(out, buf_at(&key, 0), key.n);
       buf_putc(out, ':');
       key.n = 0;
-      json_unescape(&v, &key);
-      json_put_string(out, key.p, key.n);
+      if (json_unescape(&v, &key)) { /* not a shortened value */
+        rc = codec_fail(r->err, CODEC_NOMEM, "out of memory");
+        break;
+      }
+      json_put_string(out, buf_at(&key, 0), key.n);
     }
     count++;
   }
@@ -160,7 +173,7 @@ static int tensor_entry(st_file *f, json_reader *r, st_tensor *t) {
     seen |= field;
     if (field == 1) {
       if ((rc = json_string(r, &v)) != CODEC_OK) return rc;
-      t->code = v.escaped ? -1 : st_dtype_code(v.p, v.n);
+      t->code = dtype_code_json(&v);
       if (t->code < 0) {
         char quoted[CODEC_QUOTE_MAX];
         snprintf(problem, sizeof(problem), "unknown dtype '%s'", codec_quote(quoted, sizeof(quoted), v.p, v.n));
@@ -286,13 +299,13 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err) 
       break;
     }
     t->name_len = f->names.n - t->name_off;
-    if (ar_keyset_get(&names, f->names.p + t->name_off, t->name_len) >= 0) {
+    if (ar_keyset_get(&names, buf_at(&f->names, t->name_off), t->name_len) >= 0) {
       char q[AR_QUOTE_MAX], problem[AR_QUOTE_MAX + 32];
       snprintf(problem, sizeof(problem), "duplicate tensor '%s'", tensor_name(f, t, q));
       rc = json_fail_str(&r, &key, problem);
       break;
     }
-    if (ar_keyset_put(&names, f->names.p + t->name_off, t->name_len, (int)t->order)) {
+    if (ar_keyset_put(&names, buf_at(&f->names, t->name_off), t->name_len, (int)t->order)) {
       rc = codec_fail(err, CODEC_NOMEM, "out of memory");
       break;
     }
@@ -330,7 +343,7 @@ int st_to_record(const st_file *f, ar_buf *out, codec_err *err) {
                         tensor_name(f, t, q), (long long)shape[big]);
     }
     memset(&spec, 0, sizeof(spec));
-    spec.key.p = f->names.p + t->name_off;
+    spec.key.p = buf_at(&f->names, t->name_off);
     spec.key.n = t->name_len;
     spec.ndim = t->ndim;
     spec.shape = shape;

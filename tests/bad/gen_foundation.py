@@ -601,11 +601,13 @@ read npy_from_json SELECT npy_from_json('[]', ?1)
 }
 
 
-def write_manifests():
+def write_manifests(headers=HEADERS, maker="gen_foundation.py"):
+    """One manifest per group in headers (title, bind line, checks), listing
+    the inputs put() wrote for it."""
     for group, entries in GROUPS.items():
-        title, bind, checks = HEADERS[group]
+        title, bind, checks = headers[group]
         with open(os.path.join(HERE, group + ".manifest"), "w", encoding="utf-8", newline="\n") as f:
-            f.write("# %s\n# Made by tests/bad/gen_foundation.py; see tests/host/badrun.c for the format.\n" % title)
+            f.write("# %s\n# Made by tests/bad/%s; see tests/host/badrun.c for the format.\n" % (title, maker))
             f.write(bind)
             f.write(checks)
             f.write("\n")

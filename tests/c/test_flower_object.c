@@ -301,6 +301,33 @@ TEST(fo_inflate_builds_the_record_from_hand_made_objects) {
   buf_free(&chunk.c), buf_free(&array.c), buf_free(&rec.c);
 }
 
+/* An item whose key, dtype and stype are all empty (and no data): the
+** decoded strings take no bytes at all (the sanitizer build checks no
+** NULL + 0 is made). */
+TEST(fo_inflate_empty_key_dtype_and_stype) {
+  obj array, rec;
+  char head[256], body[512];
+  ar_buf out;
+  codec_err err;
+  obj *all[2];
+  ar_record parsed;
+  snprintf(body, sizeof(body), "{\"dtype\": \"\", \"shape\": [], \"stype\": \"\", \"arraychunk_ids\": []}");
+  snprintf(head, sizeof(head), "Array  %zu", strlen(body));
+  make(&array, head, body, strlen(body));
+  snprintf(body, sizeof(body), "{\"\": \"%s\"}", array.hex);
+  snprintf(head, sizeof(head), "ArrayRecord %s %zu", array.hex, strlen(body));
+  make(&rec, head, body, strlen(body));
+  all[0] = &array, all[1] = &rec;
+  buf_init(&out, UINT64_MAX);
+  CHECK(inflate_objs(all, 2, &out, &err) == CODEC_OK);
+  ar_record_init(&parsed);
+  CHECK(ar_record_parse(&parsed, out.p, out.n, &err) == CODEC_OK);
+  CHECK(parsed.n == 1 && parsed.items[0].key.n == 0 && parsed.items[0].dtype.n == 0 && parsed.items[0].data.n == 0);
+  ar_record_clear(&parsed);
+  buf_free(&out);
+  buf_free(&array.c), buf_free(&rec.c);
+}
+
 /* One malformed tree per case: the objects and the message expected. */
 TEST(fo_inflate_names_the_first_problem) {
   obj c1, c2, a1, r1, r2, bad;

@@ -53,6 +53,30 @@ TEST(json_read_rejects_malformed_documents) {
   }
 }
 
+/* A NUL byte is text, not the end: json_peek answers 0 for both. */
+TEST(json_read_nul_bytes_are_not_the_end) {
+  static const struct {
+    const char *text;
+    size_t n;
+    const char *msg;
+  } bad[] = {
+      {"{}\0", 3, "doc: unexpected text after the JSON value at byte 2"},
+      {"[1] \0 ", 6, "doc: unexpected text after the JSON value at byte 4"},
+      {"[\0]", 3, "doc: expected a value at byte 1"},
+      {"\0", 1, "doc: expected a value at byte 0"},
+  };
+  size_t k;
+  for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+    json_reader r;
+    codec_err err;
+    int rc = json_reader_init(&r, bad[k].text, bad[k].n, 0, "doc", &err);
+    if (!rc) rc = json_skip(&r);
+    if (!rc) rc = json_end(&r);
+    CHECK(rc == CODEC_CORRUPT);
+    CHECK_STR(err.msg, bad[k].msg);
+  }
+}
+
 TEST(json_read_bounds_nesting) {
   char deep[200];
   codec_err err;

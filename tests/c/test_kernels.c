@@ -430,6 +430,25 @@ TEST(kernels_integer_sums_are_exact) {
   CHECK(kn_int128_to_double(acc) == -18446744073709551616.0);
   kn_sum_int(x, 0, 0, acc); /* nothing added */
   CHECK(kn_int128_to_double(acc) == -18446744073709551616.0);
+  /* Rounded once: 2^65 + 2^60 + 4097 is nearer 2^65 + 2^60 + 2^13 than
+  ** 2^65 + 2^60; converting lo alone (2^60 + 4097 -> 2^60 + 4096) first
+  ** would make it a tie, which goes down to even. */
+  acc[1] = 2;
+  acc[0] = ((uint64_t)1 << 60) + 4097;
+  CHECK(kn_int128_to_double(acc) == 38046409652025958400.0);
+  acc[1] = ~(uint64_t)2; /* the negation, in two's complement */
+  acc[0] = ~(((uint64_t)1 << 60) + 4097) + 1;
+  CHECK(kn_int128_to_double(acc) == -38046409652025958400.0);
+  /* The sum of twelve int64 a fuzzer found: 44236101865807008214. */
+  acc[1] = 2;
+  acc[0] = 7342613718387904982u;
+  CHECK(kn_int128_to_double(acc) == 44236101865807011840.0);
+  acc[1] = UINT64_MAX >> 1; /* the largest magnitudes keep all 64 top bits */
+  acc[0] = UINT64_MAX;
+  CHECK(kn_int128_to_double(acc) == ldexp(1.0, 127));
+  acc[1] = (uint64_t)1 << 63; /* -2^127 */
+  acc[0] = 0;
+  CHECK(kn_int128_to_double(acc) == -ldexp(1.0, 127));
 }
 
 /* The branch-free float -> half store must round exactly as dt_double_to_half

@@ -163,6 +163,51 @@ TEST(st_reads_tensors_in_offset_order) {
   buf_free(&rec);
 }
 
+/* Empty names, and an empty one first (its bytes live in a buffer that has
+** not allocated yet: the sanitizer build checks no NULL + 0 is made). */
+TEST(st_reads_empty_tensor_names) {
+  ar_buf file, rec;
+  ar_record r;
+  codec_err err;
+  buf_init(&file, UINT64_MAX);
+  buf_init(&rec, UINT64_MAX);
+  st_file_of(&file, "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
+  ar_record_init(&r);
+  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  CHECK(r.n == 1 && r.items[0].key.n == 0);
+  ar_record_clear(&r);
+  file.n = 0;
+  st_file_of(&file, "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"\":{}}", 1);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_CORRUPT);
+  CHECK_STR(err.msg, "safetensors header: duplicate tensor '' at byte 60");
+  buf_free(&file);
+  buf_free(&rec);
+}
+
+/* A dtype spelled with JSON escapes is the dtype the escapes spell. */
+TEST(st_reads_escaped_dtype_names) {
+  ar_buf file, rec;
+  ar_record r;
+  codec_err err;
+  buf_init(&file, UINT64_MAX);
+  buf_init(&rec, UINT64_MAX);
+  st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u0033\\u0032\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                    "\"b\":{\"dtype\":\"\\u0042F16\",\"shape\":[1],\"data_offsets\":[4,6]}}", 6);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
+  ar_record_init(&r);
+  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  CHECK(r.n == 2 && r.items[0].dtype.n == 7 && memcmp(r.items[0].dtype.p, "float32", 7) == 0);
+  CHECK(r.items[1].dtype.n == 4 && memcmp(r.items[1].dtype.p, "BF16", 4) == 0);
+  ar_record_clear(&r);
+  file.n = 0;
+  st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u00332\\u0000\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+  CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_CORRUPT);
+  CHECK_STR(err.msg, "safetensors header: unknown dtype 'F\\u00332\\u0000' at byte 22");
+  buf_free(&file);
+  buf_free(&rec);
+}
+
 TEST(st_rejects_malformed_files) {
   static const struct {
     const char *header;
@@ -304,6 +349,43 @@ TEST(st_metadata_is_returned_compact) {
   st_file_free(&f);
   buf_free(&file);
   buf_free(&meta);
+}
+
+/* Metadata written under allocation failures: whole, or CODEC_NOMEM, never
+** a value cut short (a value over 64 bytes needs the scratch buffer, which
+** starts at 64, to grow; the last value, or the next key would notice).
+** One allocation fails at a time, as with SQLite,
+** so the ones after it succeed. */
+TEST(st_metadata_survives_allocation_failures) {
+  static const char meta[] = "{\"\": \"\", \"k\": \"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
+  static const char want[] = "{\"\":\"\",\"k\":\"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
+  ar_record empty;
+  long k;
+  int ok = 0;
+  ar_record_init(&empty);
+  for (k = 0; k < 100; k++) {
+    ar_buf file, json;
+    st_file f;
+    codec_err err;
+    int rc;
+    st_file_init(&f);
+    buf_init(&file, UINT64_MAX);
+    buf_init(&json, UINT64_MAX);
+    unit_fail_alloc_once(k);
+    rc = st_from_record(&empty, meta, sizeof(meta) - 1, &file, &err);
+    if (!rc) rc = st_parse(&f, file.p, file.n, &err);
+    if (!rc) rc = st_metadata_json(&f, &json, &err);
+    unit_fail_alloc_after(-1);
+    CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
+    if (rc == CODEC_OK) {
+      CHECK(json.n == sizeof(want) - 1 && memcmp(json.p, want, sizeof(want) - 1) == 0);
+      ok++;
+    }
+    st_file_free(&f);
+    buf_free(&file);
+    buf_free(&json);
+  }
+  CHECK(ok);
 }
 
 TEST(st_survives_allocation_failures) {

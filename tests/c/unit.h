@@ -24,8 +24,11 @@ int unit_failed(void);
 void unit_skip(const char *why);
 
 /* Allocation control for OOM tests: fail the allocation after `n` more
-** succeed (-1 = never). unit_live_allocs() counts what is not yet freed. */
+** succeed (-1 = never), and every one after it. unit_live_allocs() counts what is not yet freed. */
 void unit_fail_alloc_after(long n);
+/* The same, but only that one allocation fails; later ones succeed again
+** (as with SQLite, whose allocator recovers). */
+void unit_fail_alloc_once(long n);
 long unit_live_allocs(void);
 int unit_alloc_failed(void); /* did an injected failure happen? */
 

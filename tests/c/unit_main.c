@@ -19,6 +19,7 @@ static const char *current_skip;
 static long live_allocs;
 static long fail_after = -1;
 static int injected;
+static int fail_once;
 
 void unit_register(const char *name, unit_fn fn) {
   if (ntests < MAX_TESTS) {
@@ -39,7 +40,12 @@ void unit_skip(const char *why) { current_skip = why; }
 
 void unit_fail_alloc_after(long n) {
   fail_after = n;
+  fail_once = 0;
   injected = 0;
+}
+void unit_fail_alloc_once(long n) {
+  unit_fail_alloc_after(n);
+  fail_once = 1;
 }
 long unit_live_allocs(void) { return live_allocs; }
 int unit_alloc_failed(void) { return injected; }
@@ -48,6 +54,7 @@ static int should_fail(void) {
   if (fail_after < 0) return 0;
   if (fail_after == 0) {
     injected = 1;
+    if (fail_once) fail_after = -1;
     return 1;
   }
   fail_after--;

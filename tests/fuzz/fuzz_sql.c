@@ -181,11 +181,6 @@ static void setup(void) {
 
 /* --- one input -------------------------------------------------------------- */
 
-typedef struct part {
-  const unsigned char *p;
-  size_t n;
-} part;
-
 /* Typical arguments for the positions the input does not fill. */
 static const struct {
   int kind; /* 0 text, 1 integer */
@@ -198,10 +193,10 @@ static const struct {
 };
 #define NTYPICAL (sizeof(typical) / sizeof(typical[0]))
 
-static void bind_arg(sqlite3_stmt *st, int i, const part *parts, int nparts, const unsigned char *ctl, size_t nctl,
+static void bind_arg(sqlite3_stmt *st, int i, const fuzz_part *parts, int nparts, const unsigned char *ctl, size_t nctl,
                      int offset) {
   int kind;
-  const part *a;
+  const fuzz_part *a;
   if (i >= nparts) {
     size_t t = (size_t)(i - nparts + offset) % NTYPICAL;
     if (typical[t].kind == 0) sqlite3_bind_text(st, i + 1, typical[t].text, -1, SQLITE_STATIC);
@@ -239,7 +234,7 @@ static int our_error(const char *msg) {
   return 0;
 }
 
-static void run_stmt(fstmt *f, const part *parts, int nparts, const unsigned char *ctl, size_t nctl, int offset,
+static void run_stmt(fstmt *f, const fuzz_part *parts, int nparts, const unsigned char *ctl, size_t nctl, int offset,
                      int injecting) {
   sqlite3_stmt *st = f->st;
   int i, rc, rows = 0;
@@ -269,31 +264,12 @@ static void run_stmt(fstmt *f, const part *parts, int nparts, const unsigned cha
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const unsigned char sep[4] = {'@', '@', '@', '@'};
-  part parts[MAX_PARTS];
-  const unsigned char *ctl = NULL, *p = data, *end = data + size;
+  fuzz_part parts[MAX_PARTS];
+  const unsigned char *ctl = NULL;
   size_t nctl = 0;
-  int nparts = 0, offset = 0, injecting = 0, i;
+  int nparts, offset = 0, injecting = 0, i;
   if (!db) setup();
-  /* Split on the separator. */
-  for (;;) {
-    const unsigned char *hit = NULL, *q;
-    for (q = p; q + 4 <= end; q++)
-      if (memcmp(q, sep, 4) == 0) {
-        hit = q;
-        break;
-      }
-    if (!hit || nparts == MAX_PARTS - 1) {
-      parts[nparts].p = p;
-      parts[nparts].n = (size_t)(end - p);
-      nparts++;
-      break;
-    }
-    parts[nparts].p = p;
-    parts[nparts].n = (size_t)(hit - p);
-    nparts++;
-    p = hit + 4;
-  }
+  nparts = fuzz_split(data, size, parts, MAX_PARTS);
   if (nparts > 1) {
     nparts--;
     ctl = parts[nparts].p;

@@ -10,6 +10,7 @@
 **   failalloc_arm(n)         fail the allocation after n more succeed
 **   failalloc_disarm()       stop failing; returns whether one failed
 **   failalloc_outstanding    allocations not yet freed
+**   failalloc_calls          allocations and reallocations asked for
 */
 #ifndef AR_FAILALLOC_H
 #define AR_FAILALLOC_H
@@ -21,8 +22,10 @@ static sqlite3_mem_methods failalloc_base;
 static long failalloc_countdown = -1; /* fail when it reaches 0; -1: never */
 static int failalloc_failed;
 static long failalloc_outstanding;
+static long failalloc_calls;
 
 static int failalloc_now(void) {
+  failalloc_calls++;
   if (failalloc_countdown < 0) return 0;
   if (failalloc_countdown-- == 0) {
     failalloc_failed = 1;

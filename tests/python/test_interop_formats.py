@@ -191,12 +191,13 @@ def test_malformed_safetensors():
         (hdr(b'{"a": {"dtype": "X9", "shape": [2], "data_offsets": [0, 2]}}', bytes(2)),
          "ar_from_safetensors: safetensors header: unknown dtype 'X9' at byte 24"),
         (hdr(b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]', bytes(8)),
-         "ar_from_safetensors: safetensors header: expected ',' or '}' at byte 67"),
+         "ar_from_safetensors: safetensors header: unexpected end of JSON at byte 67"),
         (hdr(b'\xff{}'), "ar_from_safetensors: safetensors header is not valid UTF-8"),
         (hdr(b'{"__metadata__": {"a": 1}}'), "ar_from_safetensors: safetensors header: __metadata__ must be an object of strings at byte 31"),
     ]
     for blob, msg in cases:
-        assert error_of(con, "SELECT ar_from_safetensors(?)", blob) == msg
+        got = error_of(con, "SELECT ar_from_safetensors(?)", blob)
+        assert got == msg, (got, msg)
 
 
 def test_safetensors_errors_for_records_it_cannot_hold():

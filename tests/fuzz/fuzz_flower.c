@@ -1,0 +1,212 @@
+/*
+** fuzz_flower.c — libFuzzer harness for Flower's content-addressed objects
+** (flower_object.c): the object store (fo_store_add: hashes and heads), the
+** inflater (fo_inflate: bodies, children, the tree), and the deflater
+** (fo_deflate, fo_array_id, contents and child lists).
+**
+** Input, by its first byte:
+**   even: objects to inflate, the rest split on "@@@@" (up to 64); each is
+**         named by its own SHA-256 (bit 1 of the first byte: the first
+**         object's id is off by one bit, which must be refused). Whatever
+**         inflates is a record that parses, and deflating and inflating it
+**         again gives the same bytes.
+**   odd:  a record to deflate; byte 1 picks the chunk size (0: Flower's
+**         5 MiB, else that many bytes, so data splits into many chunks and
+**         repeats share them). Its objects (ids = SHA-256 of the contents,
+**         Array ids as fo_array_id gives them, children listed before their
+**         parents) are stored in an order byte 0 picks, some twice, and
+**         inflate back to the record's canonical bytes.
+** Both run again with one allocation failing (fuzz_oom_check).
+**
+** Seeds in tests/fuzz/corpus/flower (Flower's own objects of
+** tests/data/objects, and the records of tests/data/records) are made by
+** tests/fuzz/gen_seeds.py.
+*/
+#include "../host/failalloc.h"
+#include "flower_object.h"
+#include "fuzz.h"
+
+#define MAX_OBJECTS 64
+
+typedef struct input {
+  const uint8_t *data;
+  size_t size;
+} input;
+
+static int same_buf(const ar_buf *a, const ar_buf *b) {
+  return a->n == b->n && (!a->n || memcmp(a->p, b->p, (size_t)a->n) == 0);
+}
+
+/* The record's canonical bytes (Flower's serde). */
+static void canonical(const ar_record *rec, ar_buf *out) {
+  int i;
+  for (i = 0; i < rec->n; i++) {
+    int64_t shape[AR_MAX_DIMS];
+    ar_item_spec spec;
+    ar_item_spec_from_item(&spec, &rec->items[i], shape);
+    ar_write_item(out, &spec);
+  }
+}
+
+/* Deflate rec, store its objects (in an order `order` picks, some twice)
+** and inflate them into out. With check, the tree's properties too. */
+static int round_trip(const ar_record *rec, uint64_t chunk, unsigned order, ar_buf *out, int check, codec_err *err) {
+  fo_tree t;
+  fo_store s;
+  ar_buf content;
+  uint32_t i, k;
+  int rc;
+  fo_tree_init(&t);
+  fo_store_init(&s, UINT64_MAX);
+  buf_init(&content, UINT64_MAX);
+  rc = fo_deflate(&t, rec, chunk, err);
+  for (k = 0; rc == CODEC_OK && k < t.n; k++) {
+    unsigned char id[SHA256_DIGEST_SIZE];
+    i = order & 1 ? t.n - 1 - k : (k + order / 2) % t.n;
+    content.n = 0;
+    fo_write_content(&t, i, &content);
+    if (content.rc) {
+      rc = content.rc;
+      break;
+    }
+    if (check) {
+      const fo_object *o = &t.obj[i];
+      uint32_t c;
+      FUZZ_CHECK(content.n == fo_content_size(&t, i));
+      sha256(content.p, content.n, id);
+      FUZZ_CHECK(memcmp(id, o->id, SHA256_DIGEST_SIZE) == 0);
+      /* Children come before their parent; chunks are at most `chunk`. */
+      for (c = 0; c < o->nchild; c++) FUZZ_CHECK(t.child[o->child0 + c] < i);
+      if (o->type == FO_ARRAY_CHUNK) FUZZ_CHECK(o->len <= chunk && o->nchild == 0);
+      FUZZ_CHECK((o->type == FO_ARRAY_RECORD) == (i == t.n - 1));
+      if (o->type == FO_ARRAY) {
+        unsigned char aid[SHA256_DIGEST_SIZE];
+        int64_t shape[AR_MAX_DIMS];
+        ar_item_spec spec;
+        ar_item_spec_from_item(&spec, &rec->items[o->item], shape);
+        FUZZ_CHECK(fo_array_id(&spec, chunk, aid, err) == CODEC_OK && memcmp(aid, o->id, SHA256_DIGEST_SIZE) == 0);
+      }
+      {
+        ar_buf kids;
+        buf_init(&kids, UINT64_MAX);
+        fo_write_children_json(&t, i, &kids);
+        FUZZ_CHECK(kids.rc == CODEC_OK && kids.n == 2 + (o->nchild ? o->nchild * 67 - 1 : 0));
+        buf_free(&kids);
+      }
+    }
+    sha256(content.p, content.n, id);
+    rc = fo_store_add(&s, id, content.p, content.n, err);
+    /* the same object again is ignored */
+    if (rc == CODEC_OK && (order & 4) && k % 3 == 0) rc = fo_store_add(&s, id, content.p, content.n, err);
+  }
+  if (rc == CODEC_OK) rc = fo_inflate(&s, out, err);
+  fo_tree_free(&t);
+  fo_store_free(&s);
+  buf_free(&content);
+  return rc;
+}
+
+/* Store the input's objects and inflate them. */
+static int inflate_parts(const uint8_t *data, size_t size, ar_buf *out, codec_err *err) {
+  fuzz_part parts[MAX_OBJECTS];
+  fo_store s;
+  int n = fuzz_split(data + 1, size - 1, parts, MAX_OBJECTS), i, rc = CODEC_OK;
+  fo_store_init(&s, (uint64_t)1 << 24);
+  for (i = 0; i < n && rc == CODEC_OK; i++) {
+    unsigned char id[SHA256_DIGEST_SIZE];
+    sha256(parts[i].p, parts[i].n, id);
+    if (i == 0 && (data[0] & 2)) id[0] ^= 1;
+    rc = fo_store_add(&s, id, parts[i].p, parts[i].n, err);
+  }
+  if (rc == CODEC_OK) rc = fo_inflate(&s, out, err);
+  fo_store_free(&s);
+  return rc;
+}
+
+static uint64_t chunk_size(const uint8_t *data, size_t size) { return size > 1 && data[1] ? data[1] : FO_CHUNK_SIZE; }
+
+static int pipeline(const void *arg, ar_buf *out) {
+  const input *in = arg;
+  codec_err err;
+  ar_record rec, again;
+  ar_buf inflated;
+  int rc;
+  if (in->size == 0) return CODEC_OK;
+  ar_record_init(&rec);
+  ar_record_init(&again);
+  buf_init(&inflated, UINT64_MAX);
+  if (in->data[0] & 1) {
+    size_t skip = in->size > 2 ? 2 : in->size;
+    rc = ar_record_parse(&rec, in->data + skip, in->size - skip, &err);
+    if (rc == CODEC_OK) rc = round_trip(&rec, chunk_size(in->data, in->size), in->data[0] >> 1, &inflated, 0, &err);
+  } else {
+    rc = inflate_parts(in->data, in->size, &inflated, &err);
+    if (rc == CODEC_OK) rc = ar_record_parse(&again, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err);
+    if (rc == CODEC_OK) {
+      ar_buf twice;
+      buf_init(&twice, UINT64_MAX);
+      rc = round_trip(&again, FO_CHUNK_SIZE, 0, &twice, 0, &err);
+      buf_append(out, twice.p, twice.n);
+      buf_free(&twice);
+    }
+  }
+  buf_append(out, &rc, sizeof(rc));
+  buf_append(out, inflated.p, inflated.n);
+  buf_free(&inflated);
+  ar_record_clear(&rec);
+  ar_record_clear(&again);
+  return rc == CODEC_OK && out->rc ? out->rc : rc;
+}
+
+static void check_properties(const uint8_t *data, size_t size) {
+  codec_err err;
+  ar_record rec;
+  ar_buf inflated, canon, again;
+  int rc;
+  if (size == 0) return;
+  ar_record_init(&rec);
+  buf_init(&inflated, UINT64_MAX);
+  buf_init(&canon, UINT64_MAX);
+  buf_init(&again, UINT64_MAX);
+  err.msg[0] = 0;
+  if (data[0] & 1) {
+    /* Deflate, then inflate: the canonical bytes of the record. */
+    size_t skip = size > 2 ? 2 : size;
+    uint64_t chunk = chunk_size(data, size);
+    if (ar_record_parse(&rec, data + skip, size - skip, &err) == CODEC_OK) {
+      canonical(&rec, &canon);
+      rc = round_trip(&rec, chunk, data[0] >> 1, &inflated, 1, &err);
+      FUZZ_CHECK(rc == CODEC_OK);
+      FUZZ_CHECK(same_buf(&inflated, &canon));
+    }
+  } else {
+    rc = inflate_parts(data, size, &inflated, &err);
+    if (rc != CODEC_OK) {
+      fuzz_check_error(rc, &err);
+      FUZZ_CHECK(rc == CODEC_CORRUPT || rc == CODEC_TOOBIG);
+      if (data[0] & 2) FUZZ_CHECK(strstr(err.msg, "hashes to") != NULL);
+    } else {
+      /* What inflates is a record in canonical form, and a fixed point. */
+      FUZZ_CHECK(!(data[0] & 2));
+      FUZZ_CHECK(ar_record_parse(&rec, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err) == CODEC_OK);
+      canonical(&rec, &canon);
+      FUZZ_CHECK(same_buf(&inflated, &canon));
+      FUZZ_CHECK(round_trip(&rec, FO_CHUNK_SIZE, 1, &again, 1, &err) == CODEC_OK);
+      FUZZ_CHECK(same_buf(&again, &inflated));
+    }
+  }
+  ar_record_clear(&rec);
+  buf_free(&inflated);
+  buf_free(&canon);
+  buf_free(&again);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  input in;
+  fuzz_alloc_setup();
+  in.data = data;
+  in.size = size;
+  check_properties(data, size);
+  fuzz_oom_check(pipeline, &in, fuzz_hash(data, size));
+  return 0;
+}
