@@ -9,6 +9,7 @@ SQLITE_EXTENSION_INIT3
 #include <stdio.h>
 #include <string.h>
 
+#include "array.h"
 #include "json.h"
 
 /* Scalar functions go through here: a NULL argument gives a NULL result
@@ -171,6 +172,29 @@ int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *
     sql_codec_error(ctx, rc, &err);
     return -1;
   }
+  return 1;
+}
+
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
+                      ar_span *bytes) {
+  codec_err err;
+  char q[AR_QUOTE_MAX];
+  int rc = sql_arg_blob(ctx, v, argi, "a .npy", &bytes->p, &bytes->n), big;
+  if (rc <= 0) return rc;
+  if (key.p) ar_quote_key(q, sizeof(q), key.p, key.n);
+  if ((rc = npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM || !key.p) sql_codec_error(ctx, rc, &err);
+    else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
+    return -1;
+  }
+  if ((big = array_dim_over_int32(a->ndim, a->shape)) >= 0) {
+    if (!key.p) sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a->shape[big]);
+    else
+      sql_error(ctx, "dimension %lld does not fit Flower's int32 shape (argument %d, key '%s')",
+                (long long)a->shape[big], argi + 1, q);
+    return -1;
+  }
+  bytes->n = a->header_len + a->nbytes;
   return 1;
 }
 
