@@ -14,6 +14,7 @@
 #include "sql_util.h"
 SQLITE_EXTENSION_INIT3
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -119,11 +120,15 @@ static void npy_from_json_func(sqlite3_context *ctx, int argc, sqlite3_value **a
   codec_err err;
   char number[32];
   if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER || sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
-    /* A SQL number is a scalar (0-d) array; format it without losing bits. */
+    /* A SQL number is a scalar (0-d) array; format it without losing bits.
+    ** A REAL may be infinite (9e999): spelled as npy_to_json writes it. */
+    double v = sqlite3_value_double(argv[0]);
     if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER)
       snprintf(number, sizeof(number), "%lld", (long long)sqlite3_value_int64(argv[0]));
+    else if (isfinite(v))
+      json_format_float(number, v, 64);
     else
-      json_format_float(number, sqlite3_value_double(argv[0]), 64);
+      strcpy(number, v != v ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     text = number;
     len = strlen(number);
   } else if ((rc = sql_arg_text(ctx, argv[0], 0, "JSON", &text, &len)) <= 0) {
