@@ -277,9 +277,13 @@ static void ar_select_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if (sql_arg_text(ctx, argv[1], 1, "a GLOB pattern", &pattern, &plen) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 0))) goto done;
   for (i = 0; i < rec.n; i++) {
+    const ar_item *it = &rec.items[i];
+    /* sqlite3_strglob reads a key up to its first NUL: a key holding one
+    ** would match on its prefix alone, so it never matches. */
+    if (it->key.n && memchr(it->key.p, 0, (size_t)it->key.n)) continue;
     /* sqlite3_strglob wants a NUL-terminated key. */
     key.n = 0;
-    buf_append(&key, rec.items[i].key.p, rec.items[i].key.n);
+    buf_append(&key, it->key.p, it->key.n);
     buf_putc(&key, 0);
     if (key.rc) {
       sqlite3_result_error_nomem(ctx);
