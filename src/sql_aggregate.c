@@ -285,6 +285,36 @@ static int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, con
   return 1;
 }
 
+/* The row's record (not NULL), as sql_arg_record reads it but with errors
+** naming the row. Returns 1, or -1 after an error. */
+static int agg_record(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, ar_record *rec) {
+  const unsigned char *p;
+  uint64_t n;
+  codec_err err;
+  int rc;
+  if (sqlite3_value_type(v) != SQLITE_BLOB) {
+    sql_blob_type_problem(&err, v, 0, "a record");
+    agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
+    return -1;
+  }
+  p = sqlite3_value_blob(v);
+  n = (uint64_t)sqlite3_value_bytes(v);
+  if (!p) {
+    /* A zero-length BLOB has a NULL pointer; a longer one only on OOM. */
+    if (n) {
+      agg_nomem(ctx, st);
+      return -1;
+    }
+    p = (const unsigned char *)"";
+  }
+  if ((rc = ar_record_parse(rec, p, n, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM) agg_nomem(ctx, st);
+    else agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
+    return -1;
+  }
+  return 1;
+}
+
 static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
   int op = SQL_OP(ctx), i, rc;
@@ -307,13 +337,13 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   st->cur = st->row++;
   if (st->failed || sqlite3_value_type(argv[0]) == SQLITE_NULL) return; /* NULL record: skipped */
   ar_record_init(&rec);
-  if (sql_arg_record(ctx, argv[0], 0, &rec) < 0) goto fail;
+  if (agg_record(ctx, st, argv[0], &rec) < 0) goto fail;
   if (op == AGG_MEAN && argc > 1 && agg_number(ctx, st, argv[1], "weight", &w) < 0) goto fail;
   if (op == AGG_TRIMMED) {
     double beta;
     if (agg_number(ctx, st, argv[1], "beta", &beta) < 0) goto fail;
     if (!(beta >= 0 && beta < 0.5)) {
-      agg_fail(ctx, st, "beta must be in [0, 0.5), got %g", beta);
+      agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", beta, (long long)st->cur);
       goto fail;
     }
     if (st->nrows && beta != st->beta) {
