@@ -21,7 +21,7 @@
 ** record is written over them in place, block by block behind the reads,
 ** without a second model-sized allocation. ar_median, ar_trimmed_mean and
 ** ar_stack need every value: they keep each row's arrays (native byte order,
-** C order) until the end.
+** C order) until the end, at most SQLITE_LIMIT_LENGTH bytes of them.
 */
 #include "sql_math.h"
 #include "sql_modules.h"
@@ -190,8 +190,14 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
   }
   if (st->arena.rc) return -1;
   if (KEEPS_ROWS(op)) {
+    /* The rows kept are capped at SQLITE_LIMIT_LENGTH, the one bound on a
+    ** statement's values the application sets. For ar_stack they are the
+    ** result's payload, which must fit that limit anyway, so the cap only
+    ** makes a doomed aggregate fail early; ar_median and ar_trimmed_mean
+    ** get the same rule (a larger round needs a larger limit). The buffer
+    ** never grows past its limit, so this also bounds the memory held. */
     st->row_bytes = acc;
-    buf_init(&st->kept, UINT64_MAX);
+    buf_init(&st->kept, sql_limit(ctx));
     return 1;
   }
   if (total > sql_limit(ctx)) {
@@ -372,7 +378,12 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       agg_fail(ctx, st, "more than %d rows", INT32_MAX);
       goto fail;
     }
-    if (st->row_bytes && !(kept = buf_extend(&st->kept, st->row_bytes))) goto nomem;
+    if (st->row_bytes && !(kept = buf_extend(&st->kept, st->row_bytes))) {
+      if (st->kept.rc != CODEC_TOOBIG) goto nomem;
+      agg_fail(ctx, st, "the rows kept would exceed SQLITE_LIMIT_LENGTH (%llu bytes) at row %lld",
+               (unsigned long long)st->kept.limit, (long long)st->cur);
+      goto fail;
+    }
   }
   for (i = 0; i < rec.n; i++) {
     const ar_item *it = &rec.items[i];
