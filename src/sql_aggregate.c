@@ -177,15 +177,14 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
     ndims += (uint64_t)a->ndim;
     k->numel = a->numel;
     k->at = acc;
-    k->bytes = a->numel * acc_size(op, k->type);
-    acc += k->bytes;
+    if (size_mul(a->numel, acc_size(op, k->type), &k->bytes) || size_add(acc, k->bytes, &acc)) goto toobig;
     if (!KEEPS_ROWS(op)) {
       npy_array res;
       uint64_t size;
       key_result(st, op, k, &res);
       size = am_item_size(k->key, &res);
-      total += size;
-      st->gap += size - res.nbytes; /* the item's framing and .npy header */
+      if (size_add(total, size, &total) || size_add(st->gap, size - res.nbytes, &st->gap)) goto toobig;
+      /* gap: the items' framing and .npy headers */
     }
   }
   if (st->arena.rc) return -1;
@@ -200,15 +199,16 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
     buf_init(&st->kept, sql_limit(ctx));
     return 1;
   }
-  if (total > sql_limit(ctx)) {
-    st->failed = 1;
-    sqlite3_result_error_toobig(ctx);
-    return 0;
-  }
+  if (total > sql_limit(ctx)) goto toobig;
   st->result_size = total;
-  st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned */
+  st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned (gap <= total: no overflow) */
   buf_init_result(&st->mem, UINT64_MAX); /* checked against SQLite's limit above */
-  return buf_reserve(&st->mem, st->gap + acc ? st->gap + acc : 1) == CODEC_OK ? 1 : -1;
+  if (size_add(st->gap, acc, &total)) goto toobig;
+  return buf_reserve(&st->mem, total ? total : 1) == CODEC_OK ? 1 : -1;
+toobig:
+  st->failed = 1;
+  sqlite3_result_error_toobig(ctx);
+  return 0;
 }
 
 /* After the arena stops moving, point the keys at their copies. */
@@ -526,7 +526,10 @@ static void agg_final(sqlite3_context *ctx) {
     for (i = 0; i < st->nkeys; i++) {
       npy_array res;
       key_result(st, op, &st->keys[i], &res);
-      total += am_item_size(st->keys[i].key, &res);
+      if (size_add(total, am_item_size(st->keys[i].key, &res), &total)) {
+        sqlite3_result_error_toobig(ctx);
+        goto done;
+      }
     }
     sql_buf_init(ctx, &out);
     if (buf_reserve(&out, total) == CODEC_OK) {
