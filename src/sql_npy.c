@@ -60,7 +60,8 @@ static void npy_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if ((rc = sql_arg_dtype(ctx, argv[1], 1, &d)) <= 0) return;
   if (sqlite3_value_type(argv[2]) == SQLITE_INTEGER) {
     sqlite3_int64 dim = sqlite3_value_int64(argv[2]);
-    if (dim < 0) { sql_error(ctx, "shape must not be negative"); return; }
+    /* The JSON form's message: an integer is the shape [dim]. */
+    if (dim < 0) { sql_error(ctx, "shape must be a JSON array of non-negative integers"); return; }
     ndim = 1;
     shape[0] = dim;
   } else {
