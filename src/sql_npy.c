@@ -136,8 +136,7 @@ static void npy_from_json_func(sqlite3_context *ctx, int argc, sqlite3_value **a
     return;
   }
   if (argc > 1) {
-    if ((rc = sql_arg_dtype(ctx, argv[1], 1, &d)) < 0) return;
-    if (rc == 0) return; /* NULL dtype -> NULL */
+    if (sql_arg_dtype(ctx, argv[1], 1, &d) <= 0) return;
     has_dtype = 1;
   }
   sql_buf_init(ctx, &payload);
@@ -160,7 +159,6 @@ static void npy_item_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   dt_value v;
   (void)argc;
   if (sql_arg_npy(ctx, argv[0], 0, &a) <= 0) return;
-  if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
   if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER) { sql_error(ctx, "index must be an integer"); return; }
   i = sqlite3_value_int64(argv[1]);
   if (i < 0) i += (sqlite3_int64)a.numel;
@@ -180,8 +178,7 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   int rc = CODEC_OK;
   int want_error = SQL_OP(ctx);
   (void)argc;
-  switch (sqlite3_value_type(argv[0])) {
-    case SQLITE_NULL: return;
+  switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
       const unsigned char *p = sqlite3_value_blob(argv[0]);
       uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);
