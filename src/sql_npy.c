@@ -159,8 +159,7 @@ static void npy_item_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   dt_value v;
   (void)argc;
   if (sql_arg_npy(ctx, argv[0], 0, &a) <= 0) return;
-  if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER) { sql_error(ctx, "index must be an integer"); return; }
-  i = sqlite3_value_int64(argv[1]);
+  if (sql_arg_int64(ctx, argv[1], 1, "an index", &i) <= 0) return;
   if (i < 0) i += (sqlite3_int64)a.numel;
   if (i < 0 || (uint64_t)i >= a.numel) {
     { sql_error(ctx, "index %lld out of range for %llu elements", (long long)sqlite3_value_int64(argv[1]),

@@ -222,6 +222,17 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
   return 1;
 }
 
+int sql_arg_int64(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, sqlite3_int64 *out) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_INTEGER) {
+    sql_error(ctx, "argument %d must be %s (an integer), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *out = sqlite3_value_int64(v);
+  return 1;
+}
+
 int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out) {
   int t = sqlite3_value_type(v);
   if (t == SQLITE_NULL) return 0;

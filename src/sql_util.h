@@ -73,6 +73,8 @@ int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span 
                       ar_span *bytes);
 /* A record key: text, or an integer taken as its decimal text. */
 int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
+/* An INTEGER (not a REAL or text). */
+int sql_arg_int64(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, sqlite3_int64 *out);
 /* A number (INTEGER or REAL; not text). */
 int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out);
 /* A dtype name such as 'float32' or '<f4'. */
