@@ -26,15 +26,15 @@ SQLITE_EXTENSION_INIT3
 /* The hint covers the block's whole pages, not just its 2 MiB-aligned
 ** middle: a large block is a mapping of its own, and advising part of it
 ** would split it in two, after which glibc can no longer grow it in place
-** with mremap and copies it instead. */
+** with mremap and copies it instead.
+** The page size is asked for on every such block rather than cached in a
+** static: connections on other threads allocate too, and a lazily set
+** static would be a data race; one sysconf is nothing next to 4 MiB. */
 static void *huge_hint(void *p, uint64_t n) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  static uintptr_t page;
-  if (!page) {
-    long ps = sysconf(_SC_PAGESIZE);
-    page = ps > 0 ? (uintptr_t)ps : 4096;
-  }
   if (p && n >= HUGE_HINT_MIN) {
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
     uintptr_t start = (uintptr_t)p & ~(page - 1);
     uintptr_t end = ((uintptr_t)p + (uintptr_t)n + page - 1) & ~(page - 1);
     (void)madvise((void *)start, end - start, MADV_HUGEPAGE);

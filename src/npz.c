@@ -224,7 +224,7 @@ static int member_item(const zip_entry *e, const unsigned char *data, ar_buf *ou
   key.p = e->name;
   key.n = e->name_len - 4; /* without ".npy" */
   bytes.p = data;
-  bytes.n = e->usize;
+  bytes.n = a.header_len + a.nbytes; /* bytes after the payload are not stored, as ar() does */
   array_numpy_spec(&spec, key, &a, bytes, dtname);
   ar_write_item(out, &spec);
   if (out->rc) return codec_fail(err, out->rc, out->rc == CODEC_NOMEM ? "out of memory" : "result too large");

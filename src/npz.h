@@ -25,7 +25,8 @@
 #include "record.h"
 
 /* Append the record of the archive blob[0..n) to out. Members become items
-** in archive order, keyed by their names without ".npy"; a member's stated
+** in archive order, keyed by their names without ".npy", holding the .npy
+** up to the end of its payload (as ar() stores it); a member's stated
 ** (uncompressed) size above limit gives CODEC_TOOBIG. */
 int npz_to_record(const unsigned char *blob, uint64_t n, uint64_t limit, ar_buf *out, codec_err *err);
 

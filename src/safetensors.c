@@ -481,7 +481,10 @@ int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata
     goto done;
   }
   if (header.n > ST_MAX_HEADER) {
-    rc = codec_fail(err, CODEC_TOOBIG, "header would exceed %d bytes", ST_MAX_HEADER);
+    /* The format's limit, not the caller's: readers refuse such a file.
+    ** CODEC_TOOBIG would lose this message for SQLite's generic one. */
+    rc = codec_fail(err, CODEC_UNSUPPORTED, "header length %llu exceeds the limit of %d bytes",
+                    (unsigned long long)header.n, ST_MAX_HEADER);
     goto done;
   }
   hlen = header.n;

@@ -21,7 +21,7 @@
 ** record is written over them in place, block by block behind the reads,
 ** without a second model-sized allocation. ar_median, ar_trimmed_mean and
 ** ar_stack need every value: they keep each row's arrays (native byte order,
-** C order) until the end.
+** C order) until the end, at most SQLITE_LIMIT_LENGTH bytes of them.
 */
 #include "sql_math.h"
 #include "sql_modules.h"
@@ -177,32 +177,38 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
     ndims += (uint64_t)a->ndim;
     k->numel = a->numel;
     k->at = acc;
-    k->bytes = a->numel * acc_size(op, k->type);
-    acc += k->bytes;
+    if (size_mul(a->numel, acc_size(op, k->type), &k->bytes) || size_add(acc, k->bytes, &acc)) goto toobig;
     if (!KEEPS_ROWS(op)) {
       npy_array res;
       uint64_t size;
       key_result(st, op, k, &res);
       size = am_item_size(k->key, &res);
-      total += size;
-      st->gap += size - res.nbytes; /* the item's framing and .npy header */
+      if (size_add(total, size, &total) || size_add(st->gap, size - res.nbytes, &st->gap)) goto toobig;
+      /* gap: the items' framing and .npy headers */
     }
   }
   if (st->arena.rc) return -1;
   if (KEEPS_ROWS(op)) {
+    /* The rows kept are capped at SQLITE_LIMIT_LENGTH, the one bound on a
+    ** statement's values the application sets. For ar_stack they are the
+    ** result's payload, which must fit that limit anyway, so the cap only
+    ** makes a doomed aggregate fail early; ar_median and ar_trimmed_mean
+    ** get the same rule (a larger round needs a larger limit). The buffer
+    ** never grows past its limit, so this also bounds the memory held. */
     st->row_bytes = acc;
-    buf_init(&st->kept, UINT64_MAX);
+    buf_init(&st->kept, sql_limit(ctx));
     return 1;
   }
-  if (total > sql_limit(ctx)) {
-    st->failed = 1;
-    sqlite3_result_error_toobig(ctx);
-    return 0;
-  }
+  if (total > sql_limit(ctx)) goto toobig;
   st->result_size = total;
-  st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned */
+  st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned (gap <= total: no overflow) */
   buf_init_result(&st->mem, UINT64_MAX); /* checked against SQLite's limit above */
-  return buf_reserve(&st->mem, st->gap + acc ? st->gap + acc : 1) == CODEC_OK ? 1 : -1;
+  if (size_add(st->gap, acc, &total)) goto toobig;
+  return buf_reserve(&st->mem, total ? total : 1) == CODEC_OK ? 1 : -1;
+toobig:
+  st->failed = 1;
+  sqlite3_result_error_toobig(ctx);
+  return 0;
 }
 
 /* After the arena stops moving, point the keys at their copies. */
@@ -285,6 +291,36 @@ static int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, con
   return 1;
 }
 
+/* The row's record (not NULL), as sql_arg_record reads it but with errors
+** naming the row. Returns 1, or -1 after an error. */
+static int agg_record(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, ar_record *rec) {
+  const unsigned char *p;
+  uint64_t n;
+  codec_err err;
+  int rc;
+  if (sqlite3_value_type(v) != SQLITE_BLOB) {
+    sql_blob_type_problem(&err, v, 0, "a record");
+    agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
+    return -1;
+  }
+  p = sqlite3_value_blob(v);
+  n = (uint64_t)sqlite3_value_bytes(v);
+  if (!p) {
+    /* A zero-length BLOB has a NULL pointer; a longer one only on OOM. */
+    if (n) {
+      agg_nomem(ctx, st);
+      return -1;
+    }
+    p = (const unsigned char *)"";
+  }
+  if ((rc = ar_record_parse(rec, p, n, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM) agg_nomem(ctx, st);
+    else agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
+    return -1;
+  }
+  return 1;
+}
+
 static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
   int op = SQL_OP(ctx), i, rc;
@@ -307,13 +343,13 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   st->cur = st->row++;
   if (st->failed || sqlite3_value_type(argv[0]) == SQLITE_NULL) return; /* NULL record: skipped */
   ar_record_init(&rec);
-  if (sql_arg_record(ctx, argv[0], 0, &rec) < 0) goto fail;
+  if (agg_record(ctx, st, argv[0], &rec) < 0) goto fail;
   if (op == AGG_MEAN && argc > 1 && agg_number(ctx, st, argv[1], "weight", &w) < 0) goto fail;
   if (op == AGG_TRIMMED) {
     double beta;
     if (agg_number(ctx, st, argv[1], "beta", &beta) < 0) goto fail;
     if (!(beta >= 0 && beta < 0.5)) {
-      agg_fail(ctx, st, "beta must be in [0, 0.5), got %g", beta);
+      agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", beta, (long long)st->cur);
       goto fail;
     }
     if (st->nrows && beta != st->beta) {
@@ -342,7 +378,12 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       agg_fail(ctx, st, "more than %d rows", INT32_MAX);
       goto fail;
     }
-    if (st->row_bytes && !(kept = buf_extend(&st->kept, st->row_bytes))) goto nomem;
+    if (st->row_bytes && !(kept = buf_extend(&st->kept, st->row_bytes))) {
+      if (st->kept.rc != CODEC_TOOBIG) goto nomem;
+      agg_fail(ctx, st, "the rows kept would exceed SQLITE_LIMIT_LENGTH (%llu bytes) at row %lld",
+               (unsigned long long)st->kept.limit, (long long)st->cur);
+      goto fail;
+    }
   }
   for (i = 0; i < rec.n; i++) {
     const ar_item *it = &rec.items[i];
@@ -485,7 +526,10 @@ static void agg_final(sqlite3_context *ctx) {
     for (i = 0; i < st->nkeys; i++) {
       npy_array res;
       key_result(st, op, &st->keys[i], &res);
-      total += am_item_size(st->keys[i].key, &res);
+      if (size_add(total, am_item_size(st->keys[i].key, &res), &total)) {
+        sqlite3_result_error_toobig(ctx);
+        goto done;
+      }
     }
     sql_buf_init(ctx, &out);
     if (buf_reserve(&out, total) == CODEC_OK) {

@@ -66,32 +66,6 @@ static void result_entries(sqlite3_context *ctx, const entry *entries, int n) {
   sql_result_buf(ctx, &b, 0);
 }
 
-/* A value argument: a .npy whose shape fits Flower's int32 dimensions.
-** Errors name the argument and the key it was given for. Bytes after the
-** payload (which NumPy ignores) are not stored, so the data written is the
-** file numpy.save would write. */
-static int arg_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a, ar_span *bytes) {
-  codec_err err;
-  char q[AR_QUOTE_MAX];
-  int rc = sql_arg_blob(ctx, v, argi, "a .npy", &bytes->p, &bytes->n), k;
-  if (rc <= 0) return rc;
-  ar_quote_key(q, sizeof(q), key.p, key.n);
-  if ((rc = npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
-    if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
-    else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
-    return -1;
-  }
-  for (k = 0; k < a->ndim; k++) {
-    if (a->shape[k] > INT32_MAX) {
-      sql_error(ctx, "dimension %lld does not fit Flower's int32 shape (argument %d, key '%s')",
-                (long long)a->shape[k], argi + 1, q);
-      return -1;
-    }
-  }
-  bytes->n = a->header_len + a->nbytes;
-  return 1;
-}
-
 static void duplicate_key_error(sqlite3_context *ctx, ar_span key, const char *what, int first, int second) {
   char q[AR_QUOTE_MAX];
   sql_error(ctx, "duplicate key '%s' (%s %d and %d)", ar_quote_key(q, sizeof(q), key.p, key.n), what, first, second);
@@ -132,7 +106,7 @@ static void ar_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     } else if ((rc = sql_arg_key(ctx, argv[2 * i], 2 * i, &e->key.p, &e->key.n)) <= 0) {
       goto done;
     }
-    if ((rc = arg_value(ctx, argv[vi], vi, e->key, &arrays[i], &e->npy_bytes)) <= 0) goto done;
+    if ((rc = sql_arg_npy_value(ctx, argv[vi], vi, e->key, &arrays[i], &e->npy_bytes)) <= 0) goto done;
     if (!listing) {
       for (j = 0; j < i; j++) {
         if (entries[j].key.n == e->key.n && memcmp(entries[j].key.p, e->key.p, (size_t)e->key.n) == 0) {
@@ -172,7 +146,7 @@ static void ar_set_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ar_record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if (sql_arg_key(ctx, argv[1], 1, &key.p, &key.n) <= 0) goto done;
-  if (arg_value(ctx, argv[2], 2, key, &a, &bytes) <= 0) goto done;
+  if (sql_arg_npy_value(ctx, argv[2], 2, key, &a, &bytes) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 1))) goto done;
   idx = ar_record_find(&rec, key.p, key.n);
   n = rec.n;
@@ -303,9 +277,13 @@ static void ar_select_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if (sql_arg_text(ctx, argv[1], 1, "a GLOB pattern", &pattern, &plen) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 0))) goto done;
   for (i = 0; i < rec.n; i++) {
+    const ar_item *it = &rec.items[i];
+    /* sqlite3_strglob reads a key up to its first NUL: a key holding one
+    ** would match on its prefix alone, so it never matches. */
+    if (it->key.n && memchr(it->key.p, 0, (size_t)it->key.n)) continue;
     /* sqlite3_strglob wants a NUL-terminated key. */
     key.n = 0;
-    buf_append(&key, rec.items[i].key.p, rec.items[i].key.n);
+    buf_append(&key, it->key.p, it->key.n);
     buf_putc(&key, 0);
     if (key.rc) {
       sqlite3_result_error_nomem(ctx);
@@ -353,7 +331,7 @@ static void ar_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (sql_arg_key(ctx, argv[0], 0, &key.p, &key.n) <= 0) {
     return; /* NULL key: row skipped */
   }
-  if (arg_value(ctx, argv[listing ? 0 : 1], listing ? 0 : 1, key, &a, &bytes) <= 0) return;
+  if (sql_arg_npy_value(ctx, argv[listing ? 0 : 1], listing ? 0 : 1, key, &a, &bytes) <= 0) return;
   if (!listing) {
     if ((first = ar_keyset_get(&st->keys, key.p, key.n)) >= 0) {
       duplicate_key_error(ctx, key, "rows", first, st->rows - 1);

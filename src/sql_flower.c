@@ -43,7 +43,8 @@ done:
 }
 
 /* npy_object_id(npy): the Array that ar()/ar_set store for this .npy: dtype
-** str(dtype), its shape, stype "numpy.ndarray", data = the bytes given. */
+** str(dtype), its shape, stype "numpy.ndarray", data = the .npy file without
+** any bytes after its payload (as ar() stores it). */
 static void npy_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ar_span bytes, no_key = {NULL, 0};
   npy_array a;
@@ -51,17 +52,9 @@ static void npy_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **a
   char dtname[DT_NAME_MAX];
   unsigned char id[SHA256_DIGEST_SIZE];
   codec_err err;
-  int rc, big;
+  int rc;
   (void)argc;
-  if (sql_arg_blob(ctx, argv[0], 0, "a .npy", &bytes.p, &bytes.n) <= 0) return;
-  if ((rc = npy_parse(bytes.p, bytes.n, &a, &err)) != CODEC_OK) {
-    sql_codec_error(ctx, rc, &err);
-    return;
-  }
-  if ((big = array_dim_over_int32(a.ndim, a.shape)) >= 0) {
-    sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a.shape[big]);
-    return;
-  }
+  if (sql_arg_npy_value(ctx, argv[0], 0, no_key, &a, &bytes) <= 0) return;
   array_numpy_spec(&spec, no_key, &a, bytes, dtname);
   if ((rc = fo_array_id(&spec, FO_CHUNK_SIZE, id, &err)) != CODEC_OK) {
     sql_codec_error(ctx, rc, &err);

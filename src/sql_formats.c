@@ -6,8 +6,9 @@
 **   ar_safetensors_metadata(blob)
 **   ar_from_npz(blob)                    ar_to_npz(rec [, compress])
 **
-** The formats themselves live in safetensors.c and npz.c. A NULL metadata
-** or compress argument means the default (none / stored).
+** The formats themselves live in safetensors.c and npz.c. Without the
+** optional argument there is no metadata / the members are stored; a NULL
+** argument gives NULL, as everywhere.
 */
 #include "sql_modules.h"
 #include "sql_util.h"
@@ -67,12 +68,13 @@ static void write_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (argc > 1 && SQL_OP(ctx) == FMT_SAFETENSORS) {
     if (sql_arg_text(ctx, argv[1], 1, "metadata JSON", &meta, &meta_len) < 0) goto done;
   } else if (argc > 1) {
-    int t = sqlite3_value_type(argv[1]);
-    if (t != SQLITE_NULL && t != SQLITE_INTEGER) {
+    /* Only 0 and 1: any other value may mean something else some day. */
+    sqlite3_int64 c = sqlite3_value_int64(argv[1]);
+    if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER || (c != 0 && c != 1)) {
       sql_error(ctx, "argument 2 must be 0 (stored) or 1 (deflate)");
       goto done;
     }
-    compress = t == SQLITE_INTEGER && sqlite3_value_int64(argv[1]) != 0;
+    compress = (int)c;
   }
   sql_buf_init(ctx, &out);
   result_or_error(ctx,

@@ -97,12 +97,11 @@ static void npy_reduce_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
 }
 
 /* npy_norm's ord: 1, 2 or infinity ('inf' or a REAL infinity), as NumPy's
-** vector norms. Returns 1 (*ord = 1, 2 or 0 for infinity), 0 for NULL, -1
+** vector norms. Returns 1 (*ord = 1, 2 or 0 for infinity) or -1
 ** after an error. */
 static int arg_ord(sqlite3_context *ctx, sqlite3_value *v, int *ord) {
   double d = 0;
   switch (sqlite3_value_type(v)) {
-    case SQLITE_NULL: return 0;
     case SQLITE_TEXT: {
       const char *s = (const char *)sqlite3_value_text(v);
       if (!s) {

@@ -14,6 +14,7 @@
 #include "sql_util.h"
 SQLITE_EXTENSION_INIT3
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,7 +60,8 @@ static void npy_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if ((rc = sql_arg_dtype(ctx, argv[1], 1, &d)) <= 0) return;
   if (sqlite3_value_type(argv[2]) == SQLITE_INTEGER) {
     sqlite3_int64 dim = sqlite3_value_int64(argv[2]);
-    if (dim < 0) { sql_error(ctx, "shape must not be negative"); return; }
+    /* The JSON form's message: an integer is the shape [dim]. */
+    if (dim < 0) { sql_error(ctx, "shape must be a JSON array of non-negative integers"); return; }
     ndim = 1;
     shape[0] = dim;
   } else {
@@ -119,19 +121,22 @@ static void npy_from_json_func(sqlite3_context *ctx, int argc, sqlite3_value **a
   codec_err err;
   char number[32];
   if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER || sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
-    /* A SQL number is a scalar (0-d) array; format it without losing bits. */
+    /* A SQL number is a scalar (0-d) array; format it without losing bits.
+    ** A REAL may be infinite (9e999): spelled as npy_to_json writes it. */
+    double v = sqlite3_value_double(argv[0]);
     if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER)
       snprintf(number, sizeof(number), "%lld", (long long)sqlite3_value_int64(argv[0]));
+    else if (isfinite(v))
+      json_format_float(number, v, 64);
     else
-      json_format_float(number, sqlite3_value_double(argv[0]), 64);
+      strcpy(number, v != v ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     text = number;
     len = strlen(number);
   } else if ((rc = sql_arg_text(ctx, argv[0], 0, "JSON", &text, &len)) <= 0) {
     return;
   }
   if (argc > 1) {
-    if ((rc = sql_arg_dtype(ctx, argv[1], 1, &d)) < 0) return;
-    if (rc == 0) return; /* NULL dtype -> NULL */
+    if (sql_arg_dtype(ctx, argv[1], 1, &d) <= 0) return;
     has_dtype = 1;
   }
   sql_buf_init(ctx, &payload);
@@ -154,9 +159,7 @@ static void npy_item_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   dt_value v;
   (void)argc;
   if (sql_arg_npy(ctx, argv[0], 0, &a) <= 0) return;
-  if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
-  if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER) { sql_error(ctx, "index must be an integer"); return; }
-  i = sqlite3_value_int64(argv[1]);
+  if (sql_arg_int64(ctx, argv[1], 1, "an index", &i) <= 0) return;
   if (i < 0) i += (sqlite3_int64)a.numel;
   if (i < 0 || (uint64_t)i >= a.numel) {
     { sql_error(ctx, "index %lld out of range for %llu elements", (long long)sqlite3_value_int64(argv[1]),
@@ -174,8 +177,7 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   int rc = CODEC_OK;
   int want_error = SQL_OP(ctx);
   (void)argc;
-  switch (sqlite3_value_type(argv[0])) {
-    case SQLITE_NULL: return;
+  switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
       const unsigned char *p = sqlite3_value_blob(argv[0]);
       uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);

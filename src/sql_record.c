@@ -128,8 +128,7 @@ static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   int rc = CODEC_OK, i;
   (void)argc;
   ar_record_init(&rec);
-  switch (sqlite3_value_type(argv[0])) {
-    case SQLITE_NULL: return;
+  switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
       const unsigned char *p = sqlite3_value_blob(argv[0]);
       uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);

@@ -147,16 +147,21 @@ static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args
   }
   for (i = 0; i < n; i++) {
     const ar_item *it = &r->a.items[i];
+    uint64_t size;
     if (!open_pair(ctx, r, i, &k[i].a, &k[i].b)) goto done;
     k[i].keep = only_float && dt_kind(k[i].a.dtype.type) != DT_KIND_FLOAT;
     if (k[i].keep) {
       ar_item_spec_from_item(&spec, it, shape);
-      total += ar_item_encoded_size(&spec);
+      size = ar_item_encoded_size(&spec);
     } else if ((rc = am_plan(op, &k[i].a, &k[i].b, &k[i].res, &err)) != CODEC_OK) {
       item_error(ctx, rc, &err, it);
       goto done;
     } else {
-      total += am_item_size(it->key, &k[i].res);
+      size = am_item_size(it->key, &k[i].res);
+    }
+    if (size_add(total, size, &total)) {
+      sqlite3_result_error_toobig(ctx);
+      goto done;
     }
   }
   if (!(scratch = sql_math_scratch(ctx))) goto done;

@@ -9,6 +9,7 @@ SQLITE_EXTENSION_INIT3
 #include <stdio.h>
 #include <string.h>
 
+#include "array.h"
 #include "json.h"
 
 /* Scalar functions go through here: a NULL argument gives a NULL result
@@ -174,6 +175,29 @@ int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *
   return 1;
 }
 
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
+                      ar_span *bytes) {
+  codec_err err;
+  char q[AR_QUOTE_MAX];
+  int rc = sql_arg_blob(ctx, v, argi, "a .npy", &bytes->p, &bytes->n), big;
+  if (rc <= 0) return rc;
+  if (key.p) ar_quote_key(q, sizeof(q), key.p, key.n);
+  if ((rc = npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM || !key.p) sql_codec_error(ctx, rc, &err);
+    else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
+    return -1;
+  }
+  if ((big = array_dim_over_int32(a->ndim, a->shape)) >= 0) {
+    if (!key.p) sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a->shape[big]);
+    else
+      sql_error(ctx, "dimension %lld does not fit Flower's int32 shape (argument %d, key '%s')",
+                (long long)a->shape[big], argi + 1, q);
+    return -1;
+  }
+  bytes->n = a->header_len + a->nbytes;
+  return 1;
+}
+
 /* A key argument: text (integers are accepted as their text, so keys of
 ** ArrayRecord(list) can be written ar_get(rec, 0)). */
 int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n) {
@@ -195,6 +219,17 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
     sql_error(ctx, "argument %d is not valid UTF-8 text", argi + 1);
     return -1;
   }
+  return 1;
+}
+
+int sql_arg_int64(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, sqlite3_int64 *out) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_INTEGER) {
+    sql_error(ctx, "argument %d must be %s (an integer), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *out = sqlite3_value_int64(v);
   return 1;
 }
 

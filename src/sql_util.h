@@ -64,8 +64,17 @@ int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *w
                  uint64_t *n);
 int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
 int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec);
+/* A .npy argument that becomes an Array (ar, ar_set, ar_agg, npy_object_id):
+** parsed, every dimension within Flower's int32 shape, and *bytes cut to the
+** header and payload. Bytes after the payload (which NumPy ignores) are not
+** stored, so the data is the file numpy.save would write. With a key
+** (key.p not NULL), errors name the argument and the key. */
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
+                      ar_span *bytes);
 /* A record key: text, or an integer taken as its decimal text. */
 int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
+/* An INTEGER (not a REAL or text). */
+int sql_arg_int64(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, sqlite3_int64 *out);
 /* A number (INTEGER or REAL; not text). */
 int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out);
 /* A dtype name such as 'float32' or '<f4'. */

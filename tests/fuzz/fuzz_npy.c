@@ -54,8 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (a.fortran_order && a.numel > 0) {
       /* Element i of the C-order copy is where npy_element_offset says. */
       uint64_t i = a.numel / 2;
-      size_t size = dt_size(a.dtype.type);
-      FUZZ_CHECK(memcmp(c + i * size, a.data + npy_element_offset(&a, i), size) == 0);
+      size_t isize = dt_size(a.dtype.type);
+      FUZZ_CHECK(memcmp(c + i * isize, a.data + npy_element_offset(&a, i), isize) == 0);
     }
 
     /* JSON output stays within its limit. */

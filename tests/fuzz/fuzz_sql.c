@@ -112,8 +112,8 @@ static int in_list(const char *list, const char *s) {
 static const char *const pipelines[] = {
     "SELECT a.*, ar_get(?1, a.key), npy_to_json(ar_get(?1, a.key)), npy_raw(ar_get(?1, a.key)) FROM array_record(?1) a",
     "SELECT ar_agg(a.key, ar_get(?1, a.key)), ar_agg_list(ar_get(?1, a.key)) FROM array_record(?1) a",
-    "SELECT ar_set(?1, a.key, ar_get(?1, a.key)), ar_rename(?1, a.key, a.key || '.x'), ar_delete(?1, a.key),"
-    " ar_select(?1, a.key) FROM array_record(?1) a",
+    ("SELECT ar_set(?1, a.key, ar_get(?1, a.key)), ar_rename(?1, a.key, a.key || '.x'), ar_delete(?1, a.key),"
+     " ar_select(?1, a.key) FROM array_record(?1) a"),
     "SELECT e.* FROM array_record(?1) a, npy_each(ar_get(?1, a.key)) e",
     "SELECT npy_from_json(npy_to_json(?1), npy_descr(?1)), npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))",
     "SELECT npy_item(?1, -1), npy_item(?1, 0), npy_to_json(npy_from_json(?1))",

@@ -209,6 +209,17 @@ def test_safetensors_errors_for_records_it_cannot_hold():
         "ar_to_safetensors: argument 2: metadata must be an object of strings at byte 6"
 
 
+def test_safetensors_header_over_the_limit_is_named():
+    # A control character in a key is written as \u00XX: a key of 16,666,667
+    # of them makes a header just over the format's 100,000,000 bytes.
+    con = connect()
+    key = "\x01" * 16666667
+    header = "{" + json.dumps(key) + ':{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+    hlen = (len(header) + 7) // 8 * 8
+    assert error_of(con, "SELECT ar_to_safetensors(ar(?, npy_from_json('[1]', 'uint8')))", key) == \
+        "ar_to_safetensors: header length %d exceeds the limit of 100000000 bytes" % hlen
+
+
 # --- .npz ---------------------------------------------------------------------
 
 def npz_bytes(compressed, **arrays):
@@ -295,6 +306,16 @@ def zip_with(members, method=zipfile.ZIP_STORED):
         for name, payload in members:
             zf.writestr(name, payload)
     return buf.getvalue()
+
+
+def test_npz_members_lose_bytes_after_their_payload():
+    # np.load ignores them; the record holds what ar() would store.
+    con = connect()
+    a = np.arange(3, dtype=np.float32)
+    blob = zip_with([("w.npy", npy_bytes(a) + b"trailing junk")])
+    got = con.execute("SELECT ar_from_npz(?) = ar('w', ?), ar_get(ar_from_npz(?), 'w') = ?",
+                      (blob, npy_bytes(a), blob, npy_bytes(a))).fetchone()
+    assert got == (1, 1), got
 
 
 def test_malformed_npz():

@@ -220,8 +220,8 @@ def test_errors_name_the_key_and_row():
         ([a, a], "ar_mean(rec, NULL)", "ar_mean: weight is NULL in row 0"),
         ([a, a], "ar_mean(rec, 'x')", "ar_mean: weight must be a number (row 0)"),
         ([a, a], "ar_mean(rec, 9e999)", "ar_mean: weight must be finite (row 0)"),
-        ([a, a], "ar_trimmed_mean(rec, 0.5)", "ar_trimmed_mean: beta must be in [0, 0.5), got 0.5"),
-        ([a, a], "ar_trimmed_mean(rec, -0.1)", "ar_trimmed_mean: beta must be in [0, 0.5), got -0.1"),
+        ([a, a], "ar_trimmed_mean(rec, 0.5)", "ar_trimmed_mean: beta must be in [0, 0.5), got 0.5 (row 0)"),
+        ([a, a], "ar_trimmed_mean(rec, -0.1)", "ar_trimmed_mean: beta must be in [0, 0.5), got -0.1 (row 0)"),
         ([a, a], "ar_trimmed_mean(rec, id / 10.0)", "ar_trimmed_mean: beta must be the same in every row (0.2 in row 1, 0.1 before)"),
         ([[("z", np.zeros(2, np.complex64))]], "ar_median(rec)", "ar_median: key 'z': complex arrays have no order (dtype complex64)"),
         ([[("z", np.zeros(2, np.complex128))]], "ar_min(rec)", "ar_min: key 'z': complex arrays have no order (dtype complex128)"),
@@ -230,12 +230,12 @@ def test_errors_name_the_key_and_row():
         table(con, [record_bytes(r) for r in recs])
         assert error_of(con, f"SELECT {call} FROM u ORDER BY id") == msg, (call, msg)
     table(con, [record_bytes(a), b"\x0a"])
-    assert error_of(con, "SELECT ar_mean(rec) FROM u ORDER BY id") == "ar_mean: record blob truncated at byte 1 (item 0)"
+    assert error_of(con, "SELECT ar_mean(rec) FROM u ORDER BY id") == "ar_mean: row 1: record blob truncated at byte 1 (item 0)"
     bad = record_bytes([("w", ("float32", [2, 3], "numpy.ndarray", b"junk")), a[1]])
     table(con, [record_bytes(a), bad])
     assert error_of(con, "SELECT ar_sum(rec) FROM u ORDER BY id") == (
         "ar_sum: row 1: not a .npy file (bad magic) (item 0, key 'w')")
-    assert error_of(con, "SELECT ar_mean(1)") == "ar_mean: argument 1 must be a record BLOB, got an integer"
+    assert error_of(con, "SELECT ar_mean(1)") == "ar_mean: row 0: argument 1 must be a record BLOB, got an integer"
 
 
 def sqlite_memory_highwater():

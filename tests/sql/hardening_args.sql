@@ -87,6 +87,8 @@ SELECT ar_keys(ar_rename(rec, '0', '0')), ar_keys(ar_rename(rec, 'missing', 'x')
 SELECT ar_merge(rec, 'text') FROM v;
 SELECT ar_select(rec, x'2a') FROM v;
 SELECT ar_keys(ar_select(rec, '[02]')), ar_keys(ar_select(rec, 'none*')) FROM v;
+-- A key holding a NUL never matches (GLOB would see only its prefix).
+SELECT ar_keys(ar_select(r, 'a')), ar_keys(ar_select(r, 'a*')), ar_keys(ar_select(r, '*')) FROM (SELECT ar(CAST(x'610062' AS TEXT), npy_from_json('[1]'), 'c', npy_from_json('[2]')) AS r);
 SELECT ar_agg(x'61', npy) FROM v;
 SELECT ar_agg('a', 'not a blob');
 SELECT ar_agg_list(3);

@@ -37,4 +37,17 @@ SELECT length(npy_from_json('[1, 2, 3]')), length(ar_from_list(small)), npy_to_j
 SELECT limit_length(100000) = 2000;
 SELECT npy_shape(npy(x'', 'int8', '[1000000000000000, 0]'));
 SELECT npy_to_json(npy(x'', 'int8', '[1000000000000000, 0]'));
-SELECT limit_length(1000000000) = 100000;
+
+-- the aggregates that keep rows hold at most SQLITE_LIMIT_LENGTH bytes of them
+-- (100 float64 = 800 bytes a row: two rows fit in 2000, three do not)
+CREATE TEMP TABLE r3 AS SELECT ar('w', npy_from_json(j, 'float64')) AS rec
+  FROM (SELECT '[' || group_concat(x, ',') || ']' AS j FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100) SELECT x FROM c)),
+       (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3);
+SELECT count(*), length(rec) FROM r3;
+SELECT limit_length(2000) = 100000;
+SELECT length(ar_median(rec)), length(ar_trimmed_mean(rec, 0.1)), length(ar_stack(rec)), length(ar_mean(rec)) FROM (SELECT rec FROM r3 LIMIT 2);
+SELECT ar_median(rec) FROM r3;
+SELECT ar_trimmed_mean(rec, 0.1) FROM r3;
+SELECT ar_stack(rec) FROM r3;
+SELECT length(ar_mean(rec)), length(ar_max(rec)) FROM r3;
+SELECT limit_length(1000000000) = 2000;

@@ -55,5 +55,7 @@ SELECT ar_from_npz(CAST(substr(z, 1, 100) || substr(z, 102) AS BLOB)) FROM (SELE
 SELECT ar_from_npz(CAST(substr(z, 1, 199) || x'ff' || substr(z, 201) AS BLOB)) FROM (SELECT ar_to_npz(readfile('tests/data/records/list_3.pb')) z);
 SELECT ar_to_npz(ar_from_safetensors(x'37000000000000007b2268223a7b226474797065223a2242463136222c227368617065223a5b315d2c22646174615f6f666673657473223a5b302c325d7d7d0000'));
 SELECT ar_to_npz(readfile('tests/data/records/list_3.pb'), 'yes');
+SELECT ar_to_npz(readfile('tests/data/records/list_3.pb'), 2);
+SELECT ar_to_npz(readfile('tests/data/records/list_3.pb'), -1);
 SELECT ar_from_npz(NULL), ar_to_npz(NULL), ar_to_npz(NULL, 1), ar_to_safetensors(NULL, '{}');
 SELECT ar_from_npz(1);

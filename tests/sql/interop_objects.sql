@@ -16,6 +16,8 @@ SELECT object_id FROM ar_objects(NULL);
 -- The Array of one .npy, as ar() stores it: same id as in the record.
 SELECT npy_object_id(ar_get(readfile('tests/data/records/mlp_dict.pb'), 'fc1.bias')) IN (SELECT object_id FROM ar_objects(readfile('tests/data/records/mlp_dict.pb')) WHERE type = 'Array');
 SELECT npy_object_id(NULL), ar_object_id(NULL);
+-- Bytes after the .npy payload are not part of the Array ar() stores, nor of its id.
+SELECT npy_object_id(x) = (SELECT object_id FROM ar_objects(ar('k', x)) WHERE type = 'Array'), npy_object_id(x) = npy_object_id(npy_from_json('[1.5, 2]', 'float32')) FROM (SELECT CAST(npy_from_json('[1.5, 2]', 'float32') || x'00ff' AS BLOB) AS x);
 
 -- Identical arrays share one Array object; its chunk is listed once.
 SELECT type, count(*) FROM ar_objects(ar('a', npy_from_json('[1,2,3]'), 'b', npy_from_json('[1,2,3]'), 'c', npy_from_json('[4]'))) GROUP BY type ORDER BY type;

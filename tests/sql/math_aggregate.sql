@@ -61,3 +61,12 @@ SELECT ar_trimmed_mean(rec, id / 10.0) FROM u;
 SELECT ar_median(x) FROM (SELECT ar('z', npy_from_json('[[1,2]]', 'complex64')) x);
 SELECT ar_mean(x) FROM (SELECT readfile('tests/data/fedavg/f32_client0.pb') x UNION ALL SELECT readfile('tests/data/bad_records/npy_data_corrupt.pb'));
 SELECT ar_sum(1);
+-- Every error about one row's record names the row.
+SELECT ar_mean(x) FROM (SELECT readfile('tests/data/fedavg/f32_client0.pb') x UNION ALL SELECT x'0a05');
+SELECT ar_stack(x) FROM (SELECT NULL x UNION ALL SELECT 'text');
+SELECT ar_sum(x) FROM (SELECT x'' x UNION ALL SELECT x'0a05');
+SELECT ar_min(x) FROM (SELECT x'' x UNION ALL SELECT x'0a05');
+SELECT ar_max(x) FROM (SELECT x'' x UNION ALL SELECT x'0a05');
+SELECT ar_median(x) FROM (SELECT x'' x UNION ALL SELECT x'0a05');
+SELECT ar_trimmed_mean(x, 0.1) FROM (SELECT x'' x UNION ALL SELECT x'0a05');
+SELECT ar_stack(x) FROM (SELECT x'' x UNION ALL SELECT x'0a05');

@@ -14,6 +14,9 @@ SELECT u.client, s.l2, s.nonfinite FROM updates u, ar_stats(u.rec) s ORDER BY s.
 -- NULL record: no rows; errors
 SELECT count(*) FROM ar_stats(NULL);
 SELECT * FROM ar_stats(x'0a');
+-- An invalid array: its key still lists, every other column raises.
+SELECT key, dtype FROM ar_stats(readfile('tests/data/bad_records/npy_data_corrupt.pb'));
+SELECT key, numel FROM ar_stats(readfile('tests/data/bad_records/npy_data_corrupt.pb'));
 SELECT * FROM ar_stats('text');
 SELECT * FROM ar_stats;
 SELECT key FROM ar_stats(readfile('tests/data/bad_records/npy_data_corrupt.pb'));

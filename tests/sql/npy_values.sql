@@ -110,6 +110,8 @@ SELECT npy_from_json('[1]', 'U8');
 SELECT npy_from_json('[1]', 'nope');
 SELECT npy_from_json(x'5b315d');
 SELECT npy_dtype(npy_from_json(12)), npy_shape(npy_from_json(12)), npy_to_json(npy_from_json(12)), npy_to_json(npy_from_json(0.1)), npy_to_json(npy_from_json(-3.75e-5)), npy_to_json(npy_from_json('-2.5e-300'));
+SELECT npy_dtype(npy_from_json(9e999)), npy_to_json(npy_from_json(9e999)), npy_to_json(npy_from_json(-9e999, 'float32')), npy_to_json(npy_from_json(9e999, 'float64'));
+SELECT npy_from_json(9e999, 'int32');
 SELECT npy_from_json('[1]', 12);
 
 -- npy_item: element i in C order as a SQL number; negative counts from the end
