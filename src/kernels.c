@@ -342,37 +342,23 @@ size_t kn_f64_to_int(dt_type t, const double *restrict src, void *restrict dst, 
     default: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) * LD(pb, i))); break;       \
   }
 
-KN_HOT static void binary_f64_hot(int op, const void *a, const void *b, void *restrict out, size_t n) {
-  const uchar *pa = a, *pb = b;
-  uchar *o = out;
-  size_t i;
-  BINARY_LOOPS(ld_f64, st_f64, double)
-}
-void kn_binary_f64(int op, const void *a, const void *b, void *restrict out, size_t n) {
-  binary_f64_hot(op, a, b, out, n);
-}
+/* One hot loop per storage type, each with its exported entry point. */
+#define DEF_BINARY(NAME, LD, ST, T)                                                        \
+  KN_HOT static void NAME##_hot(int op, const void *a, const void *b, void *restrict out, size_t n) { \
+    const uchar *pa = a, *pb = b;                                                         \
+    uchar *o = out;                                                                       \
+    size_t i;                                                                             \
+    BINARY_LOOPS(LD, ST, T)                                                               \
+  }                                                                                       \
+  void kn_##NAME(int op, const void *a, const void *b, void *restrict out, size_t n) {     \
+    NAME##_hot(op, a, b, out, n);                                                         \
+  }
 
-KN_HOT static void binary_f32_hot(int op, const void *a, const void *b, void *restrict out, size_t n) {
-  const uchar *pa = a, *pb = b;
-  uchar *o = out;
-  size_t i;
-  BINARY_LOOPS(ld_f32, st_f32, float)
-}
-void kn_binary_f32(int op, const void *a, const void *b, void *restrict out, size_t n) {
-  binary_f32_hot(op, a, b, out, n);
-}
-
-KN_HOT static void binary_i64_hot(int op, const void *a, const void *b, void *restrict out, size_t n) {
-  const uchar *pa = a, *pb = b;
-  uchar *o = out;
-  size_t i;
-  /* Unsigned arithmetic wraps without undefined behaviour; the bits are the
-  ** two's complement result NumPy gives. */
-  BINARY_LOOPS(ld_u64, st_u64, uint64_t)
-}
-void kn_binary_i64(int op, const void *a, const void *b, void *restrict out, size_t n) {
-  binary_i64_hot(op, a, b, out, n);
-}
+DEF_BINARY(binary_f64, ld_f64, st_f64, double)
+DEF_BINARY(binary_f32, ld_f32, st_f32, float)
+/* Integers: unsigned arithmetic wraps without undefined behaviour; the bits
+** are the two's complement result NumPy gives. */
+DEF_BINARY(binary_i64, ld_u64, st_u64, uint64_t)
 
 #define COMPLEX_LOOPS(LD, ST)                                            \
   for (i = 0; i < n; i++) {                                              \
