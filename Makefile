@@ -48,11 +48,14 @@ all: $(EXT)
 
 include tests/harden.mk
 
+# -fvisibility=hidden: the library exports its entry point only, so no
+# internal name (buf_init, json_string, ...) can clash with, or be bound to,
+# a symbol of the host process or of another extension.
 $(EXT): $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) -lm -lz
+	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) -fvisibility=hidden -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) -lm -lz
 
 $(MATH_OBJ): $(BUILD)/%.o: src/%.c $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) $(MATH_OPT) -fPIC -c -o $@ $<
+	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) $(MATH_OPT) -fvisibility=hidden -fPIC -c -o $@ $<
 
 $(BUILD):
 	mkdir -p $(BUILD)

@@ -53,6 +53,8 @@ static int module_error(int rc, const char *name, char **pzErrMsg) {
 
 #ifdef _WIN32
 __declspec(dllexport)
+#elif defined(__GNUC__)
+__attribute__((visibility("default"))) /* the one exported symbol */
 #endif
 int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
   int rc;

@@ -95,3 +95,19 @@ def test_nothing_registered_touches_files_or_processes():
     suspicious = sorted({n for n, *_ in fns} | set(mods))
     bad = [n for n in suspicious if any(w in n for w in words)]
     assert not bad, "names that suggest side effects: %s" % bad
+
+
+def test_the_library_exports_its_entry_point_only():
+    """Internal names (buf_init, json_string, ...) stay inside the library:
+    an exported one could be bound to a same-named symbol of the host
+    process or of another extension. Toolchain-made names (clang's
+    'f.resolver' for the AVX2 copies, sanitizer hooks) cannot clash with C
+    identifiers and are let through."""
+    import shutil
+    import subprocess
+    nm = shutil.which("nm")
+    assert nm, "nm (binutils) is not installed"
+    out = subprocess.run([nm, "-D", "--defined-only", EXT + ".so"], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.strip()]
+    ours = [n for n in names if "." not in n and not n.startswith("_")]
+    assert ours == ["sqlite3_arrayrecord_init"], ours
