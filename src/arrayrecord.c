@@ -59,7 +59,7 @@ __attribute__((visibility("default"))) /* the one exported symbol */
 int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
-  if ((rc = sql_register(db, core_functions, 2, pzErrMsg)) != SQLITE_OK) return rc;
+  if ((rc = SQL_REGISTER_TABLE(db, core_functions, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_npy_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_record_register(db, pzErrMsg)) != SQLITE_OK) return rc;
   if ((rc = sql_build_register(db, pzErrMsg)) != SQLITE_OK) return rc;

@@ -557,6 +557,5 @@ static const sql_function aggregate_functions[] = {
 };
 
 int sql_aggregate_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, aggregate_functions, (int)(sizeof(aggregate_functions) / sizeof(aggregate_functions[0])),
-                      pzErrMsg);
+  return SQL_REGISTER_TABLE(db, aggregate_functions, pzErrMsg);
 }

@@ -371,5 +371,5 @@ static const sql_function build_functions[] = {
 };
 
 int sql_build_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, build_functions, (int)(sizeof(build_functions) / sizeof(build_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, build_functions, pzErrMsg);
 }

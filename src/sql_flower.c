@@ -138,5 +138,5 @@ static const sql_function flower_functions[] = {
 };
 
 int sql_flower_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, flower_functions, (int)(sizeof(flower_functions) / sizeof(flower_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, flower_functions, pzErrMsg);
 }

@@ -96,5 +96,5 @@ static const sql_function format_functions[] = {
 };
 
 int sql_formats_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, format_functions, (int)(sizeof(format_functions) / sizeof(format_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, format_functions, pzErrMsg);
 }

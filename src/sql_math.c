@@ -299,5 +299,5 @@ static const sql_function math_functions[] = {
 };
 
 int sql_math_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, math_functions, (int)(sizeof(math_functions) / sizeof(math_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, math_functions, pzErrMsg);
 }

@@ -212,5 +212,5 @@ static const sql_function npy_functions[] = {
 };
 
 int sql_npy_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, npy_functions, (int)(sizeof(npy_functions) / sizeof(npy_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, npy_functions, pzErrMsg);
 }

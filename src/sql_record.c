@@ -160,5 +160,5 @@ static const sql_function record_functions[] = {
 };
 
 int sql_record_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, record_functions, (int)(sizeof(record_functions) / sizeof(record_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, record_functions, pzErrMsg);
 }

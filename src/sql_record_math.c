@@ -367,6 +367,5 @@ static const sql_function record_math_functions[] = {
 };
 
 int sql_record_math_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register(db, record_math_functions,
-                      (int)(sizeof(record_math_functions) / sizeof(record_math_functions[0])), pzErrMsg);
+  return SQL_REGISTER_TABLE(db, record_math_functions, pzErrMsg);
 }

@@ -38,6 +38,9 @@ typedef struct sql_function {
 ** any argument is NULL, without its xFunc being called. On failure sets
 ** *pzErrMsg naming the function that failed. */
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
+/* sql_register of a whole static table. */
+#define SQL_REGISTER_TABLE(db, table, pzErrMsg) \
+  sql_register((db), (table), (int)(sizeof(table) / sizeof((table)[0])), (pzErrMsg))
 
 /* Results. */
 void sql_error(sqlite3_context *ctx, const char *fmt, ...);            /* "fname: ..." */
