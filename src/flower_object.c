@@ -394,7 +394,6 @@ static int is_lower_hex(const unsigned char *p, uint64_t n) {
   return 1;
 }
 
-static const char *hex_of(const unsigned char *id, char *buf) { return sha256_hex(id, buf); }
 
 /* The head of a content: type, child ids, body length (see fo_store_add). */
 static int parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const char *idhex, codec_err *err) {
@@ -465,9 +464,9 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
   fo_entry e;
   int rc;
   sha256(content, n, actual);
-  hex_of(id, idhex);
+  sha256_hex(id, idhex);
   if (memcmp(actual, id, SHA256_DIGEST_SIZE) != 0)
-    return codec_fail(err, CODEC_CORRUPT, "object %s: content hashes to %s", idhex, hex_of(actual, acthex));
+    return codec_fail(err, CODEC_CORRUPT, "object %s: content hashes to %s", idhex, sha256_hex(actual, acthex));
   if (ar_keyset_get(&s->ids, id, SHA256_DIGEST_SIZE) >= 0) return CODEC_OK; /* same id, same bytes */
   memset(&e, 0, sizeof(e));
   if ((rc = parse_head(content, n, &e, idhex, err)) != CODEC_OK) return rc;
@@ -526,10 +525,10 @@ static int check_children(fo_inflater *f, const fo_entry *parent, int type) {
     int c = find_hex(f->s, hex);
     if (c < 0)
       return codec_fail(f->err, CODEC_CORRUPT, "missing %s %.64s (child of %s %s)", type_names[type], (const char *)hex,
-                        type_names[parent->type], hex_of(parent->id, phex));
+                        type_names[parent->type], sha256_hex(parent->id, phex));
     if (f->s->e[c].type != type)
       return codec_fail(f->err, CODEC_CORRUPT, "object %.64s is an %s, its parent %s wants an %s", (const char *)hex,
-                        type_names[f->s->e[c].type], hex_of(parent->id, phex), type_names[type]);
+                        type_names[f->s->e[c].type], sha256_hex(parent->id, phex), type_names[type]);
     f->s->e[c].reached = 1;
   }
   return CODEC_OK;
@@ -542,7 +541,7 @@ static int unused_child(fo_inflater *f, const fo_entry *parent) {
   for (k = 0; k < parent->nchild; k++)
     if (!f->used[k])
       return codec_fail(f->err, CODEC_CORRUPT, "%s %s lists child %.64s that its body does not use",
-                        type_names[parent->type], hex_of(parent->id, phex), (const char *)child_hex(f->s, parent, k));
+                        type_names[parent->type], sha256_hex(parent->id, phex), (const char *)child_hex(f->s, parent, k));
   return CODEC_OK;
 }
 
@@ -570,7 +569,7 @@ static int read_chunk_ids(fo_inflater *f, const fo_entry *a, json_reader *r, uin
     if (idx >= a->nchild) {
       char hex[SHA256_HEX_SIZE];
       return codec_fail(f->err, CODEC_CORRUPT, "Array %s: chunk index %llu is out of range (%u children)",
-                        hex_of(a->id, hex), (unsigned long long)idx, a->nchild);
+                        sha256_hex(a->id, hex), (unsigned long long)idx, a->nchild);
     }
     f->used[idx] = 1;
     ch = &f->s->e[find_hex(f->s, child_hex(f->s, a, (uint32_t)idx))];
@@ -584,7 +583,7 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
   json_reader r;
   json_str key;
   int more, rc, seen = 0;
-  snprintf(what, sizeof(what), "Array %s body", hex_of(a->id, hex));
+  snprintf(what, sizeof(what), "Array %s body", sha256_hex(a->id, hex));
   if ((rc = json_reader_init(&r, content_of(f->s, a) + a->body, a->len - a->body, 0, what, f->err)) != CODEC_OK) return rc;
   if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
   if ((rc = used_reset(f, a->nchild)) != CODEC_OK) return codec_fail(f->err, rc, "out of memory");
@@ -662,7 +661,7 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
   ar_keyset keys;
   int more, rc, items = 0;
   uint32_t k;
-  snprintf(what, sizeof(what), "ArrayRecord %s body", hex_of(root->id, hex));
+  snprintf(what, sizeof(what), "ArrayRecord %s body", sha256_hex(root->id, hex));
   if ((rc = check_children(f, root, FO_ARRAY)) != CODEC_OK) return rc;
   for (k = 0; k < root->nchild; k++) f->s->e[find_hex(f->s, child_hex(f->s, root, k))].listed = 1;
   if ((rc = json_reader_init(&r, content_of(f->s, root) + root->body, root->len - root->body, 0, what, f->err)) != CODEC_OK)
@@ -709,8 +708,8 @@ int fo_inflate(fo_store *s, ar_buf *out, codec_err *err) {
   for (k = 0; k < s->n; k++) {
     if (s->e[k].type != FO_ARRAY_RECORD) continue;
     if (root >= 0)
-      return codec_fail(err, CODEC_CORRUPT, "more than one ArrayRecord object (%s and %s)", hex_of(s->e[root].id, hex),
-                        hex_of(s->e[k].id, hex2));
+      return codec_fail(err, CODEC_CORRUPT, "more than one ArrayRecord object (%s and %s)", sha256_hex(s->e[root].id, hex),
+                        sha256_hex(s->e[k].id, hex2));
     root = (int)k;
   }
   if (root < 0) return codec_fail(err, CODEC_CORRUPT, "no ArrayRecord object among the %u objects", s->n);
@@ -726,7 +725,7 @@ int fo_inflate(fo_store *s, ar_buf *out, codec_err *err) {
   if (rc) return rc;
   for (k = 0; k < s->n; k++)
     if (!s->e[k].reached)
-      return codec_fail(err, CODEC_CORRUPT, "object %s (%s) is not part of ArrayRecord %s", hex_of(s->e[k].id, hex),
-                        type_names[s->e[k].type], hex_of(s->e[root].id, hex2));
+      return codec_fail(err, CODEC_CORRUPT, "object %s (%s) is not part of ArrayRecord %s", sha256_hex(s->e[k].id, hex),
+                        type_names[s->e[k].type], sha256_hex(s->e[root].id, hex2));
   return CODEC_OK;
 }
