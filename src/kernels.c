@@ -281,11 +281,6 @@ void kn_from_c128(dt_type t, const double *restrict src, void *restrict dst, siz
   }
 }
 
-void kn_from_c64(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
-  (void)t; /* complex64 is the only target */
-  memcpy(dst, src, n * 8);
-}
-
 KN_HOT static void from_i64_hot(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
   size_t i;

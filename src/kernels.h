@@ -62,8 +62,6 @@ void kn_from_f64(dt_type t, const double *src, void *dst, size_t n);
 void kn_from_f32(dt_type t, const float *src, void *dst, size_t n);
 /* From (re, im) double pairs to complex64 or complex128. */
 void kn_from_c128(dt_type t, const double *src, void *dst, size_t n);
-/* From (re, im) float pairs to complex64. */
-void kn_from_c64(dt_type t, const float *src, void *dst, size_t n);
 /* From int64 to bool (non-zero) or an integer type (wrapping). */
 void kn_from_i64(dt_type t, const int64_t *src, void *dst, size_t n);
 /* From double to an integer type, truncating toward zero. Returns the index

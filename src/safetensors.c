@@ -31,7 +31,6 @@ static const struct {
 };
 #define ST_NDTYPES ((int)(sizeof(st_dtypes) / sizeof(st_dtypes[0])))
 
-const char *st_dtype_name(int code) { return st_dtypes[code].name; }
 
 int st_dtype_code(const unsigned char *name, uint64_t n) {
   int k;

@@ -37,7 +37,7 @@
 
 typedef struct st_tensor {
   uint64_t name_off, name_len; /* decoded name in st_file.names */
-  int code;                    /* index of the dtype (st_dtype_name) */
+  int code;                    /* index of the dtype in safetensors.c's table */
   int ndim;
   uint64_t dims_off;           /* shape in st_file.dims */
   uint64_t begin, end;         /* data_offsets */
@@ -66,7 +66,6 @@ void st_file_free(st_file *f);
 int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err);
 
 /* The safetensors dtype name of code, and the code of a name (-1). */
-const char *st_dtype_name(int code);
 int st_dtype_code(const unsigned char *name, uint64_t n);
 
 /* Append the record of a parsed file to out. */
