@@ -746,33 +746,22 @@ int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {
   return max_abs_hot(x, n, complex_pairs, mx);
 }
 
-KN_HOT static void minmax_i64_hot(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
-  int64_t lo = *mn, hi = *mx;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
-  }
-  *mn = lo;
-  *mx = hi;
-}
-void kn_minmax_i64(const int64_t *x, size_t n, int64_t *mn, int64_t *mx) {
-  minmax_i64_hot(x, n, mn, mx);
-}
+/* Integer min/max, signed and unsigned: one loop each, with its entry point. */
+#define DEF_MINMAX_INT(NAME, T)                                                 \
+  KN_HOT static void NAME##_hot(const T *x, size_t n, T *mn, T *mx) {           \
+    T lo = *mn, hi = *mx;                                                       \
+    size_t i;                                                                   \
+    for (i = 0; i < n; i++) {                                                   \
+      lo = x[i] < lo ? x[i] : lo;                                               \
+      hi = x[i] > hi ? x[i] : hi;                                               \
+    }                                                                           \
+    *mn = lo;                                                                   \
+    *mx = hi;                                                                   \
+  }                                                                             \
+  void kn_##NAME(const T *x, size_t n, T *mn, T *mx) { NAME##_hot(x, n, mn, mx); }
 
-KN_HOT static void minmax_u64_hot(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
-  uint64_t lo = *mn, hi = *mx;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
-  }
-  *mn = lo;
-  *mx = hi;
-}
-void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx) {
-  minmax_u64_hot(x, n, mn, mx);
-}
+DEF_MINMAX_INT(minmax_i64, int64_t)
+DEF_MINMAX_INT(minmax_u64, uint64_t)
 
 static inline int finite_d(double v) { return fabs(v) <= DBL_MAX; }
 
