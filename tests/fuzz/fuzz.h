@@ -128,6 +128,11 @@ static inline uint32_t fuzz_hash(const uint8_t *data, size_t size) {
 #ifdef AR_FAILALLOC_H
 #include "buf.h"
 
+/* Two buffers hold the same bytes (round-trip checks). */
+static inline int fuzz_same_buf(const ar_buf *a, const ar_buf *b) {
+  return a->n == b->n && (!a->n || memcmp(a->p, b->p, (size_t)a->n) == 0);
+}
+
 typedef int (*fuzz_pipeline)(const void *arg, ar_buf *out);
 
 static inline void fuzz_alloc_setup(void) {

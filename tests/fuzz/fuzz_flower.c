@@ -33,10 +33,6 @@ typedef struct input {
   size_t size;
 } input;
 
-static int same_buf(const ar_buf *a, const ar_buf *b) {
-  return a->n == b->n && (!a->n || memcmp(a->p, b->p, (size_t)a->n) == 0);
-}
-
 /* The record's canonical bytes (Flower's serde). */
 static void canonical(const ar_record *rec, ar_buf *out) {
   int i;
@@ -177,7 +173,7 @@ static void check_properties(const uint8_t *data, size_t size) {
       canonical(&rec, &canon);
       rc = round_trip(&rec, chunk, data[0] >> 1, &inflated, 1, &err);
       FUZZ_CHECK(rc == CODEC_OK);
-      FUZZ_CHECK(same_buf(&inflated, &canon));
+      FUZZ_CHECK(fuzz_same_buf(&inflated, &canon));
     }
   } else {
     rc = inflate_parts(data, size, &inflated, &err);
@@ -190,9 +186,9 @@ static void check_properties(const uint8_t *data, size_t size) {
       FUZZ_CHECK(!(data[0] & 2));
       FUZZ_CHECK(ar_record_parse(&rec, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err) == CODEC_OK);
       canonical(&rec, &canon);
-      FUZZ_CHECK(same_buf(&inflated, &canon));
+      FUZZ_CHECK(fuzz_same_buf(&inflated, &canon));
       FUZZ_CHECK(round_trip(&rec, FO_CHUNK_SIZE, 1, &again, 1, &err) == CODEC_OK);
-      FUZZ_CHECK(same_buf(&again, &inflated));
+      FUZZ_CHECK(fuzz_same_buf(&again, &inflated));
     }
   }
   ar_record_clear(&rec);

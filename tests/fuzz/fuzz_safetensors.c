@@ -87,7 +87,6 @@ static int pipeline(const void *arg, ar_buf *out) {
   return out_rc(rc, out);
 }
 
-static int same_buf(const ar_buf *a, const ar_buf *b) { return a->n == b->n && (!a->n || memcmp(a->p, b->p, (size_t)a->n) == 0); }
 
 static void check_parsed(const st_file *f, const uint8_t *data, size_t size) {
   uint32_t i;
@@ -155,14 +154,14 @@ static void check_properties(const uint8_t *data, size_t size) {
   FUZZ_CHECK((8 + g.header_len) % 8 == 0);
   check_same_tensors(&f, &g);
   FUZZ_CHECK(st_to_record(&g, &rec2, &err) == CODEC_OK);
-  FUZZ_CHECK(same_buf(&rec, &rec2));
+  FUZZ_CHECK(fuzz_same_buf(&rec, &rec2));
   if (g.has_metadata) {
     FUZZ_CHECK(st_metadata_json(&g, &meta2, &err) == CODEC_OK);
-    FUZZ_CHECK(same_buf(&meta, &meta2));
+    FUZZ_CHECK(fuzz_same_buf(&meta, &meta2));
   }
   /* The written file is a fixed point. */
   FUZZ_CHECK(record_to_st(&rec2, g.has_metadata ? &meta2 : NULL, &file2, &err) == CODEC_OK);
-  FUZZ_CHECK(same_buf(&file, &file2));
+  FUZZ_CHECK(fuzz_same_buf(&file, &file2));
 done:
   if (size > 8) {
     /* The header bytes as a metadata argument: an object of strings is
@@ -185,7 +184,7 @@ done:
       buf_init(&mfile, UINT64_MAX);
       FUZZ_CHECK(st_from_record(&empty, (const char *)m1.p, m1.n, &mfile, &err) == CODEC_OK);
       FUZZ_CHECK(st_parse(&h, mfile.p, mfile.n, &err) == CODEC_OK);
-      FUZZ_CHECK(st_metadata_json(&h, &m2, &err) == CODEC_OK && same_buf(&m1, &m2));
+      FUZZ_CHECK(st_metadata_json(&h, &m2, &err) == CODEC_OK && fuzz_same_buf(&m1, &m2));
     }
     buf_free(&mfile);
     buf_free(&m1);
