@@ -24,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef AR_STATIC_EXT
-int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
-#endif
+#include "opendb.h"
 
 #define MAX_CHECKS 64
 
@@ -198,32 +196,20 @@ static int run_manifest(sqlite3 *db, const char *path, int *inputs) {
 int main(int argc, char **argv) {
   const char *ext = "build/arrayrecord";
   sqlite3 *db;
-  char *err = NULL;
-  int i, failures = 0, inputs = 0;
-#ifdef AR_STATIC_EXT
-  sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init);
-#endif
+  int i, rc, failures = 0, inputs = 0;
+  host_static_ext();
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
       ext = argv[++i];
       continue;
     }
-    if (sqlite3_open(":memory:", &db) != SQLITE_OK) return 2;
-#ifndef AR_STATIC_EXT
-    sqlite3_enable_load_extension(db, 1);
-    if (sqlite3_load_extension(db, ext, "sqlite3_arrayrecord_init", &err) != SQLITE_OK) {
-      fprintf(stderr, "badrun: cannot load %s: %s\n", ext, err ? err : "?");
-      return 2;
-    }
-#endif
+    if ((rc = host_open("badrun", ext, &db)) != 0) return rc;
     failures += run_manifest(db, argv[i], &inputs);
     if (sqlite3_close(db) != SQLITE_OK) {
       fprintf(stderr, "badrun: database did not close cleanly\n");
       return 3;
     }
   }
-  (void)err;
-  (void)ext; /* unused when the extension is linked in (AR_STATIC_EXT) */
   printf("%d malformed inputs checked\n", inputs);
   return failures ? 1 : 0;
 }

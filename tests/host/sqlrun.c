@@ -26,9 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef AR_STATIC_EXT
-int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const void *pApi);
-#endif
+#include "opendb.h"
 
 static void readfile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *path = (const char *)sqlite3_value_text(argv[0]);
@@ -197,27 +195,15 @@ static char *slurp(const char *path) {
 int main(int argc, char **argv) {
   const char *ext = "build/arrayrecord";
   sqlite3 *db;
-  char *err = NULL;
-  int i, status = 0;
-#ifdef AR_STATIC_EXT
-  sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init);
-  (void)err; /* -e is accepted and ignored: the extension is linked in */
-  (void)ext;
-#endif
+  int i, rc, status = 0;
+  host_static_ext();
   for (i = 1; i < argc; i++) {
     char *sql;
     if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
       ext = argv[++i];
       continue;
     }
-    if (sqlite3_open(":memory:", &db) != SQLITE_OK) return 2;
-#ifndef AR_STATIC_EXT
-    sqlite3_enable_load_extension(db, 1);
-    if (sqlite3_load_extension(db, ext, "sqlite3_arrayrecord_init", &err) != SQLITE_OK) {
-      fprintf(stderr, "sqlrun: cannot load %s: %s\n", ext, err ? err : "?");
-      return 2;
-    }
-#endif
+    if ((rc = host_open("sqlrun", ext, &db)) != 0) return rc;
     sqlite3_create_function(db, "readfile", 1, SQLITE_UTF8, 0, readfile_func, 0, 0);
     sqlite3_create_function(db, "writefile", 2, SQLITE_UTF8, 0, writefile_func, 0, 0);
     sqlite3_create_function(db, "limit_length", 1, SQLITE_UTF8, 0, limit_length_func, 0, 0);
