@@ -66,7 +66,7 @@ $(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(MAT
 	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) $(MATH_SRC) -lm -lz
 
 # The SQL test host: runs .sql files and prints results in a stable format.
-$(BUILD)/sqlrun: tests/host/sqlrun.c $(HOST_DEPS) | $(BUILD)
+$(BUILD)/sqlrun: tests/host/sqlrun.c tests/host/opendb.h $(HOST_DEPS) | $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 -lm -lz
 
 test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun hosts

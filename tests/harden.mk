@@ -30,7 +30,7 @@ SO_FLAGS     ?=
 REPLAYS := $(addprefix $(BUILD)/replay/,$(FUZZERS))
 hosts: $(BUILD)/badrun $(BUILD)/oomrun $(REPLAYS)
 
-$(BUILD)/badrun: tests/host/badrun.c $(HOST_DEPS) | $(BUILD)
+$(BUILD)/badrun: tests/host/badrun.c tests/host/opendb.h $(HOST_DEPS) | $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) -lsqlite3 -lm -lz
 
 $(BUILD)/oomrun: tests/host/oomrun.c tests/host/sqlrun.c $(HOST_DEPS) | $(BUILD)
