@@ -3,10 +3,20 @@
 #   make            build/arrayrecord.so (the loadable extension)
 #   make test       build and run every test; last line "N passed, N failed"
 #   make demo       the main job end to end on a small database
+#   make static     build/libarrayrecord.a, to link into an application
+#                   (register it with sqlite3_auto_extension, include/arrayrecord.h)
 #   make fuzz / sanitize / valgrind / oom / coverage   see tests/harden.mk
+#   make bench      speed, side by side with the peers (bench/README.md)
 #
-# Codec sources (no SQLite calls) and SQL binding sources are listed apart so
-# the C unit tests link the codecs alone.
+# Every source is compiled once, into $(BUILD)/obj, and the objects are linked
+# into the extension, the static library, the unit tests and the test hosts.
+# src/ is layered; each folder is one wildcard here:
+#   src/codec/   formats (no SQLite)         -> codec objects
+#   src/math/    numeric kernels (no SQLite) -> math objects, -O3, no FMA
+#   src/sql/     SQL bindings + arrayrecord.c (the entry point) -> built twice:
+#                for the loadable library (calls go through sqlite3_api) and
+#                with SQLITE_CORE for programs that link SQLite directly.
+# Builds run in parallel by default (JOBS, default: the number of cores).
 
 CC      ?= cc
 OPT     ?= -O2
@@ -14,6 +24,13 @@ CFLAGS  ?= -g $(OPT)
 WARN    := -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 PYTHON  ?= /usr/bin/python3
 SQLITE3 ?= sqlite3
+VERSION := $(shell cat VERSION)
+
+JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(JOBS)
+endif
+MAKEFLAGS += --output-sync=target
 
 # `.load arrayrecord` finds the library by its short name only in the
 # dynamic loader's own directories (ldconfig caches lib*.so names only), so
@@ -21,53 +38,79 @@ SQLITE3 ?= sqlite3
 # path or put $(PREFIX)/lib on LD_LIBRARY_PATH.
 PREFIX  ?= /usr
 LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
 DESTDIR ?=
 
 BUILD   := build
+OBJ     := $(BUILD)/obj
 EXT     := $(BUILD)/arrayrecord.so
+LIB     := $(BUILD)/libarrayrecord.a
 
-CODEC_SRC := src/buf.c src/dtype.c src/npy.c src/record.c src/keyset.c src/json.c src/array.c
-SQL_SRC   := src/alloc_sqlite.c src/sql_util.c src/sql_npy.c src/sql_record.c src/sql_build.c \
-             src/vtab_array_record.c src/vtab_npy_each.c src/arrayrecord.c
-# Interop: Flower objects, safetensors, .npz (zlib is for .npz deflate only).
-CODEC_SRC += src/sha256.c src/json_read.c src/flower_object.c src/safetensors.c src/npz.c
-SQL_SRC   += src/sql_flower.c src/vtab_ar_objects.c src/sql_formats.c
-HEADERS   := $(wildcard src/*.h)
+CODEC_SRC := $(wildcard src/codec/*.c)
+MATH_SRC  := $(wildcard src/math/*.c)
+SQL_SRC   := $(wildcard src/sql/*.c) src/arrayrecord.c
 
-# Numeric code (no SQLite calls either) is built as objects with -O3 so the
-# compiler vectorizes its loops, and without FMA contraction so results do not
-# depend on the target CPU.
-MATH_SRC  := src/kernels.c src/arraymath.c
-MATH_OPT  ?= -O3 -ffp-contract=off
-MATH_OBJ  := $(MATH_SRC:src/%.c=$(BUILD)/%.o)
-SQL_SRC   += src/sql_math.c src/sql_record_math.c src/sql_aggregate.c src/vtab_ar_stats.c
-
-.PHONY: all test demo clean install uninstall
-
-all: $(EXT)
-
-include tests/harden.mk
+CODEC_OBJ := $(CODEC_SRC:src/%.c=$(OBJ)/%.o)
+MATH_OBJ  := $(MATH_SRC:src/%.c=$(OBJ)/%.o)
+EXT_OBJ   := $(SQL_SRC:src/%.c=$(OBJ)/ext/%.o)
+CORE_OBJ  := $(SQL_SRC:src/%.c=$(OBJ)/core/%.o)
+PURE_OBJ  := $(CODEC_OBJ) $(MATH_OBJ)
 
 # -fvisibility=hidden: the library exports its entry point only, so no
 # internal name (buf_init, json_string, ...) can clash with, or be bound to,
 # a symbol of the host process or of another extension.
-$(EXT): $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) -fvisibility=hidden -fPIC -shared -o $@ $(CODEC_SRC) $(SQL_SRC) $(MATH_OBJ) -lm -lz
+OBJ_FLAGS := $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Isrc -Iinclude -MMD -MP
+# Numeric code is built with -O3 so the compiler vectorizes its loops, and
+# without FMA contraction so results do not depend on the target CPU.
+MATH_OPT  ?= -O3 -ffp-contract=off
+LIBS      := -lm -lz
 
-$(MATH_OBJ): $(BUILD)/%.o: src/%.c $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) $(SO_FLAGS) $(MATH_OPT) -fvisibility=hidden -fPIC -c -o $@ $<
+.PHONY: all static test demo clean install uninstall
 
-$(BUILD):
-	mkdir -p $(BUILD)
+all: $(EXT)
+static: $(LIB)
 
-# C unit tests of the codecs, with a counting allocator.
-UNIT_SRC := $(wildcard tests/c/test_*.c)
-$(BUILD)/unit: $(UNIT_SRC) tests/c/unit_main.c tests/c/unit.h $(CODEC_SRC) $(MATH_SRC) $(HEADERS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ tests/c/unit_main.c $(UNIT_SRC) $(CODEC_SRC) $(MATH_SRC) -lm -lz
+include tests/harden.mk
+
+$(CODEC_OBJ): $(OBJ)/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(OBJ_FLAGS) -c -o $@ $<
+
+$(MATH_OBJ): $(OBJ)/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(OBJ_FLAGS) $(MATH_OPT) -c -o $@ $<
+
+$(EXT_OBJ): $(OBJ)/ext/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(OBJ_FLAGS) -c -o $@ $<
+
+$(CORE_OBJ): $(OBJ)/core/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(OBJ_FLAGS) -DSQLITE_CORE -c -o $@ $<
+
+# The version lives in VERSION alone.
+$(OBJ)/ext/arrayrecord.o $(OBJ)/core/arrayrecord.o: VERSION
+$(OBJ)/ext/arrayrecord.o $(OBJ)/core/arrayrecord.o: OBJ_FLAGS += -DAR_VERSION='"$(VERSION)"'
+
+$(EXT): $(PURE_OBJ) $(EXT_OBJ)
+	$(CC) $(CFLAGS) $(SO_FLAGS) -fPIC -shared -o $@ $^ $(LIBS)
+
+$(LIB): $(PURE_OBJ) $(CORE_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+-include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d)
+
+# C unit tests of the codecs and kernels, with a counting allocator
+# (tests/c/unit_main.c provides the allocator hooks alloc_sqlite.c provides
+# in the extension).
+UNIT_SRC := tests/c/unit_main.c $(wildcard tests/c/test_*.c)
+$(BUILD)/unit: $(UNIT_SRC) tests/c/unit.h $(PURE_OBJ)
+	$(CC) $(WARN) $(CFLAGS) -Isrc -Itests/c -o $@ $(UNIT_SRC) $(PURE_OBJ) $(LIBS)
 
 # The SQL test host: runs .sql files and prints results in a stable format.
-$(BUILD)/sqlrun: tests/host/sqlrun.c tests/host/opendb.h $(HOST_DEPS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 -lm -lz
+$(BUILD)/sqlrun: tests/host/sqlrun.c tests/host/opendb.h $(HOST_DEPS)
+	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 $(LIBS)
 
 test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun hosts
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
@@ -76,12 +119,15 @@ demo: $(EXT)
 	@rm -f $(BUILD)/demo.db
 	@$(SQLITE3) $(BUILD)/demo.db < examples/demo.sql
 
-install: $(EXT)
-	install -d $(DESTDIR)$(LIBDIR)
+install: $(EXT) $(LIB)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)
 	install -m 0755 $(EXT) $(DESTDIR)$(LIBDIR)/arrayrecord.so
+	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libarrayrecord.a
+	install -m 0644 include/arrayrecord.h $(DESTDIR)$(INCDIR)/arrayrecord.h
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/arrayrecord.so
+	rm -f $(DESTDIR)$(LIBDIR)/arrayrecord.so $(DESTDIR)$(LIBDIR)/libarrayrecord.a \
+	  $(DESTDIR)$(INCDIR)/arrayrecord.h
 
 clean:
 	rm -rf $(BUILD)
@@ -92,8 +138,10 @@ clean:
 bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
 
-$(BUILD)/bench_memcpy: bench/memcpy.c | $(BUILD)
+$(BUILD)/bench_memcpy: bench/memcpy.c
+	@mkdir -p $(@D)
 	$(CC) $(WARN) -O2 -o $@ bench/memcpy.c
 
-$(BUILD)/bench_noop.so: bench/noop.c | $(BUILD)
+$(BUILD)/bench_noop.so: bench/noop.c
+	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ bench/noop.c

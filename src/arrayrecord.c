@@ -1,20 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** arrayrecord.c — entry point of the sqlite-arrayrecord extension.
 **
 **   .load ./build/arrayrecord              (sqlite3 CLI)
 **   conn.load_extension("./build/arrayrecord")   (Python)
+**   sqlite3_auto_extension(sqlite3_arrayrecord_init)   (linked in; arrayrecord.h)
 **
-** sqlite3_arrayrecord_init registers every SQL function and table-valued
-** function, file by file; each file keeps its own registration table.
-** ar_version() returns the extension version; ar_debug() the build details.
+** sqlite3_arrayrecord_init checks the SQLite it runs on, then calls every
+** SQL binding file's registrar in turn; each file keeps its own table of
+** functions. ar_version() returns the extension version (the VERSION file);
+** ar_debug() the build details.
 */
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 
-#include "sql_modules.h"
-#include "sql_util.h"
+#include "arrayrecord.h"
+#include "sql/sql_modules.h"
+#include "sql/sql_util.h"
 
-#define AR_VERSION "0.1.0"
+#ifndef AR_VERSION
+#error "AR_VERSION must be defined (the Makefile passes the VERSION file's contents)"
+#endif
+
+/* Tests build the library against a future SQLite to check the refusal. */
+#ifndef AR_SQLITE_MIN_NUMBER
+#define AR_SQLITE_MIN_NUMBER SQLITE_ARRAYRECORD_MIN_SQLITE_NUMBER
+#endif
 
 static void ar_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
@@ -44,33 +55,39 @@ static const sql_function core_functions[] = {
     {"ar_debug", 0, ar_debug_func, NULL, NULL, 0},
 };
 
-/* A table that failed to register: say which and why (SQLite shows
-** "error during initialization: " followed by this). */
-static int module_error(int rc, const char *name, char **pzErrMsg) {
-  if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", name, sqlite3_errstr(rc));
-  return rc;
-}
+static int core_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, core_functions, pzErrMsg); }
 
-#ifdef _WIN32
-__declspec(dllexport)
-#elif defined(__GNUC__)
-__attribute__((visibility("default"))) /* the one exported symbol */
-#endif
+/* Every registrar, in registration order. */
+static int (*const registrars[])(sqlite3 *, char **) = {
+    core_register,
+    sql_npy_register,
+    sql_record_register,
+    sql_build_register,
+    vtab_array_record_register,
+    vtab_npy_each_register,
+    sql_flower_register,
+    vtab_ar_objects_register,
+    sql_formats_register,
+    sql_math_register,
+    sql_record_math_register,
+    sql_aggregate_register,
+    vtab_ar_stats_register,
+};
+
 int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
+  size_t i;
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
-  if ((rc = SQL_REGISTER_TABLE(db, core_functions, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = sql_npy_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = sql_record_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = sql_build_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = vtab_array_record_register(db)) != SQLITE_OK) return module_error(rc, "array_record", pzErrMsg);
-  if ((rc = vtab_npy_each_register(db)) != SQLITE_OK) return module_error(rc, "npy_each", pzErrMsg);
-  if ((rc = sql_flower_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = vtab_ar_objects_register(db)) != SQLITE_OK) return module_error(rc, "ar_objects", pzErrMsg);
-  if ((rc = sql_formats_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = sql_math_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = sql_record_math_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = sql_aggregate_register(db, pzErrMsg)) != SQLITE_OK) return rc;
-  if ((rc = vtab_ar_stats_register(db)) != SQLITE_OK) return module_error(rc, "ar_stats", pzErrMsg);
+  /* Registering on an older SQLite would fail on flags it does not know
+  ** (SQLITE_INNOCUOUS) with a less helpful message, or not at all. */
+  if (sqlite3_libversion_number() < AR_SQLITE_MIN_NUMBER) {
+    if (pzErrMsg)
+      *pzErrMsg = sqlite3_mprintf("arrayrecord: needs SQLite %d.%d.%d or later, this is SQLite %s",
+                                  AR_SQLITE_MIN_NUMBER / 1000000, AR_SQLITE_MIN_NUMBER / 1000 % 1000,
+                                  AR_SQLITE_MIN_NUMBER % 1000, sqlite3_libversion());
+    return SQLITE_ERROR;
+  }
+  for (i = 0; i < sizeof(registrars) / sizeof(registrars[0]); i++)
+    if ((rc = registrars[i](db, pzErrMsg)) != SQLITE_OK) return rc;
   return SQLITE_OK;
 }

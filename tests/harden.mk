@@ -7,45 +7,68 @@
 #                    valgrind (build/vg)
 #   make oom         the out-of-memory injection host over every SQL test
 #   make coverage    line and branch coverage of src/ (build/cov, gcov)
-#   make doccheck    every registered function and table has a README entry
+#   make doccheck    every registered function and table has a reference entry
 #
 # Variant builds re-run this Makefile with BUILD=build/<variant> and their
-# own CC/CFLAGS; HOST_STATIC=1 links the extension into the test hosts
-# (registered with sqlite3_auto_extension) instead of loading the .so.
+# own CC/CFLAGS; each compiles every source once into its own BUILD/obj.
 
 FUZZERS      := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
-FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SAN     := -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_CC       ?= clang
 SAN_FLAGS    := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-ALL_SRC      := $(CODEC_SRC) $(MATH_SRC) $(SQL_SRC)
-HOST_DEPS    := $(if $(HOST_STATIC),$(ALL_SRC) $(HEADERS))
-HOST_LINK    := $(if $(HOST_STATIC),-DAR_STATIC_EXT -DSQLITE_CORE -Isrc $(ALL_SRC))
+# HOST_STATIC=1: the hosts link the static library (with SQLITE_CORE) and
+# register it with sqlite3_auto_extension instead of loading the .so.
+HOST_DEPS    := $(if $(HOST_STATIC),$(LIB))
+HOST_FLAGS   := -Iinclude $(if $(HOST_STATIC),-DAR_STATIC_EXT)
+HOST_LINK    := $(if $(HOST_STATIC),$(LIB))
 SO_FLAGS     ?=
 
 .PHONY: fuzz fuzz-build fuzz-merge sanitize valgrind oom coverage hosts doccheck
 
 # Test hosts beyond sqlrun and unit (see tests/host/*.c, tests/fuzz/replay.c).
 REPLAYS := $(addprefix $(BUILD)/replay/,$(FUZZERS))
-hosts: $(BUILD)/badrun $(BUILD)/oomrun $(REPLAYS)
+hosts: $(BUILD)/badrun $(BUILD)/oomrun $(BUILD)/statichost $(BUILD)/minver/arrayrecord.so $(REPLAYS)
 
-$(BUILD)/badrun: tests/host/badrun.c tests/host/opendb.h $(HOST_DEPS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) -lsqlite3 -lm -lz
+$(BUILD)/badrun: tests/host/badrun.c tests/host/opendb.h $(HOST_DEPS)
+	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) -lsqlite3 $(LIBS)
 
-$(BUILD)/oomrun: tests/host/oomrun.c tests/host/sqlrun.c $(HOST_DEPS) | $(BUILD)
-	$(CC) $(WARN) $(CFLAGS) -o $@ tests/host/oomrun.c $(HOST_LINK) -lsqlite3 -lm -lz
+$(BUILD)/oomrun: tests/host/oomrun.c tests/host/sqlrun.c $(HOST_DEPS)
+	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/oomrun.c $(HOST_LINK) -lsqlite3 $(LIBS)
+
+# An application that links the static library and registers it with
+# sqlite3_auto_extension, as README "Linking it into a program" shows.
+$(BUILD)/statichost: tests/host/statichost.c include/arrayrecord.h $(LIB)
+	$(CC) $(WARN) $(CFLAGS) -Iinclude -o $@ tests/host/statichost.c $(LIB) -lsqlite3 $(LIBS)
+
+# The extension built to require an SQLite from the future: loading it must
+# fail with the version message (tests/python/test_hardening.py).
+$(OBJ)/minver/arrayrecord.o: src/arrayrecord.c VERSION
+	@mkdir -p $(@D)
+	$(CC) $(OBJ_FLAGS) -DAR_VERSION='"$(VERSION)"' -DAR_SQLITE_MIN_NUMBER=9999000 -c -o $@ $<
+$(BUILD)/minver/arrayrecord.so: $(PURE_OBJ) $(filter-out $(OBJ)/ext/arrayrecord.o,$(EXT_OBJ)) $(OBJ)/minver/arrayrecord.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SO_FLAGS) -fPIC -shared -o $@ $^ $(LIBS)
 
 # Each harness with a plain main() that replays files (regression tests).
-$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(ALL_SRC) $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) -DSQLITE_CORE -Isrc -o $@ $< tests/fuzz/replay.c $(ALL_SRC) -lsqlite3 -lm -lz
+$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -DSQLITE_CORE -Isrc -Iinclude -o $@ $< tests/fuzz/replay.c $(LIB) -lsqlite3 $(LIBS)
 
-# libFuzzer builds.
+# libFuzzer builds: the library once with coverage instrumentation
+# (build/fuzz/lib), each harness linked against it.
+FUZZ_LIB := build/fuzz/lib/libarrayrecord.a
 fuzz-build: $(addprefix build/fuzz/,$(FUZZERS))
-build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(ALL_SRC) $(HEADERS)
-	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -DSQLITE_CORE -Isrc -o $@ $< $(ALL_SRC) -lsqlite3 -lm -lz
+ifneq ($(LIB),$(FUZZ_LIB))
+$(FUZZ_LIB): FORCE
+	@$(MAKE) --no-print-directory BUILD=build/fuzz/lib CC=$(FUZZ_CC) \
+	  CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link,address,undefined" $(FUZZ_LIB)
+endif
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer,address,undefined -DSQLITE_CORE -Isrc -Iinclude -o $@ $< $(FUZZ_LIB) -lsqlite3 $(LIBS)
+.PHONY: FORCE
+FORCE:
 
 fuzz: fuzz-build
 	@tests/fuzz/run fuzz build/fuzz $(FUZZ_SECONDS) $(FUZZ_ONLY)
@@ -80,7 +103,7 @@ oom: $(EXT) $(BUILD)/oomrun
 
 coverage: build/sqlrun
 	@rm -rf build/cov
-	@$(MAKE) --no-print-directory BUILD=build/cov CC=gcc CFLAGS="-g -O0 --coverage" HOST_STATIC=1 \
+	@$(MAKE) --no-print-directory BUILD=build/cov CC=gcc CFLAGS="-g -O0 --coverage" MATH_OPT=-ffp-contract=off HOST_STATIC=1 \
 	  PYTHON=$(PYTHON) test
 	@BUILD=build/cov tests/run oom >/dev/null
 	@$(PYTHON) tests/coverage.py build/cov

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "arraymath.h"
+#include "math/arraymath.h"
 #include "unit.h"
 
 /* A parsed .npy made from a payload given in storage order. */

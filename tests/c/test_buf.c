@@ -5,7 +5,7 @@
 */
 #include <stdlib.h>
 
-#include "buf.h"
+#include "codec/buf.h"
 #include "unit.h"
 
 #define MIB ((uint64_t)1 << 20)

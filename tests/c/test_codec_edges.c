@@ -8,12 +8,12 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "dtype.h"
-#include "json.h"
-#include "keyset.h"
-#include "npy.h"
-#include "record.h"
+#include "codec/buf.h"
+#include "codec/dtype.h"
+#include "codec/json.h"
+#include "codec/keyset.h"
+#include "codec/npy.h"
+#include "codec/record.h"
 #include "unit.h"
 
 TEST(edge_dt_store_float_to_int) {

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "dtype.h"
+#include "codec/dtype.h"
 #include "unit.h"
 
 /* --- parsing and naming ------------------------------------------------- */

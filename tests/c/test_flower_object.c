@@ -6,7 +6,7 @@
 */
 #include <stdlib.h>
 
-#include "flower_object.h"
+#include "codec/flower_object.h"
 #include "unit.h"
 
 static unsigned char *read_data(const char *rel, uint64_t *n) {

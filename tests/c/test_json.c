@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "json.h"
+#include "codec/json.h"
 #include "unit.h"
 
 TEST(json_float_shortest_digits_per_precision) {

@@ -2,7 +2,7 @@
 ** test_json_read.c — the strict JSON pull reader: walking objects and
 ** arrays, string decoding, and the errors for malformed documents.
 */
-#include "json_read.h"
+#include "codec/json_read.h"
 #include "unit.h"
 
 /* Walk a document of any shape with json_skip; returns the codec result. */

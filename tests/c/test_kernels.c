@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kernels.h"
+#include "math/kernels.h"
 #include "unit.h"
 
 /* A deterministic generator (xorshift64*), so failures reproduce. */

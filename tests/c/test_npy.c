@@ -6,7 +6,7 @@
 */
 #include <stdlib.h>
 
-#include "npy.h"
+#include "codec/npy.h"
 #include "unit.h"
 
 /* A .npy file: magic, version, header length field, header text, then

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "npz.h"
+#include "codec/npz.h"
 #include "unit.h"
 
 static uint32_t rd32(const unsigned char *p) {

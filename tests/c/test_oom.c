@@ -6,10 +6,10 @@
 */
 #include <stdlib.h>
 
-#include "json.h"
-#include "keyset.h"
-#include "npy.h"
-#include "record.h"
+#include "codec/json.h"
+#include "codec/keyset.h"
+#include "codec/npy.h"
+#include "codec/record.h"
 #include "unit.h"
 
 /* Run `fn` under every allocation-failure point; returns how many points. */

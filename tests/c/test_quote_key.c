@@ -2,7 +2,7 @@
 ** test_quote_key.c — keys quoted in error messages are always valid UTF-8,
 ** even when the key itself is not (messages are SQL text).
 */
-#include "record.h"
+#include "codec/record.h"
 #include "unit.h"
 
 TEST(quote_key_replaces_invalid_utf8) {

@@ -11,8 +11,8 @@
 */
 #include <stdlib.h>
 
-#include "array.h"
-#include "record.h"
+#include "codec/array.h"
+#include "codec/record.h"
 #include "unit.h"
 
 /* --- a tiny protobuf writer for building test messages ------------------ */

@@ -4,11 +4,11 @@
 */
 #include <locale.h>
 
-#include "buf.h"
-#include "json.h"
-#include "keyset.h"
-#include "npy.h"
-#include "record.h"
+#include "codec/buf.h"
+#include "codec/json.h"
+#include "codec/keyset.h"
+#include "codec/npy.h"
+#include "codec/record.h"
 #include "unit.h"
 
 /* buf_extend(b, 0) on a buffer that never allocated computed NULL + 0

@@ -5,7 +5,7 @@
 */
 #include <stdlib.h>
 
-#include "safetensors.h"
+#include "codec/safetensors.h"
 #include "unit.h"
 
 /* A one-item record: key, dtype name, shape, stype, data. */

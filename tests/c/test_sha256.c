@@ -4,7 +4,7 @@
 */
 #include <stdlib.h>
 
-#include "sha256.h"
+#include "codec/sha256.h"
 #include "unit.h"
 
 static void hex_of(const void *data, uint64_t n, char *out) {

@@ -4,7 +4,7 @@
 */
 #include <stdlib.h>
 
-#include "codec.h"
+#include "codec/codec.h"
 #include "unit.h"
 
 #define MAX_TESTS 512

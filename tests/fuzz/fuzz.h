@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "codec/codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -126,7 +126,7 @@ static inline uint32_t fuzz_hash(const uint8_t *data, size_t size) {
 ** both must free everything they allocated. The codecs allocate through
 ** SQLite (alloc_sqlite.c), which failalloc wraps. */
 #ifdef AR_FAILALLOC_H
-#include "buf.h"
+#include "codec/buf.h"
 
 /* Two buffers hold the same bytes (round-trip checks). */
 static inline int fuzz_same_buf(const ar_buf *a, const ar_buf *b) {

@@ -6,7 +6,7 @@
 **
 ** seeds: (the corpus only)
 */
-#include "dtype.h"
+#include "codec/dtype.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -23,7 +23,7 @@
 ** tests/fuzz/gen_seeds.py.
 */
 #include "../host/failalloc.h"
-#include "flower_object.h"
+#include "codec/flower_object.h"
 #include "fuzz.h"
 
 #define MAX_OBJECTS 64

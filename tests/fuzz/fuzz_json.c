@@ -7,7 +7,7 @@
 ** seeds: (the corpus only)
 */
 #include "fuzz.h"
-#include "json.h"
+#include "codec/json.h"
 
 #define FUZZ_LIMIT (1u << 20)
 

@@ -14,8 +14,8 @@
 ** seeds: tests/fuzz/corpus/json
 */
 #include "fuzz.h"
-#include "json.h"
-#include "json_read.h"
+#include "codec/json.h"
+#include "codec/json_read.h"
 
 /* --- the reference ----------------------------------------------------------------- */
 

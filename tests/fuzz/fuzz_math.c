@@ -19,7 +19,7 @@
 */
 #include <math.h>
 
-#include "arraymath.h"
+#include "math/arraymath.h"
 #include "fuzz.h"
 
 #define HEAD 24

@@ -7,8 +7,8 @@
 ** seeds: tests/data/npy tests/data/bad_npy
 */
 #include "fuzz.h"
-#include "json.h"
-#include "npy.h"
+#include "codec/json.h"
+#include "codec/npy.h"
 
 /* Work on payloads up to this size only, to keep each run fast. */
 #define FUZZ_MAX_PAYLOAD (1u << 20)

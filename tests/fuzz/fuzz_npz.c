@@ -29,7 +29,7 @@
 
 #include "../host/failalloc.h"
 #include "fuzz.h"
-#include "npz.h"
+#include "codec/npz.h"
 
 #define LIMIT ((uint64_t)1 << 20)
 #define MAX_MEMBERS 16

@@ -6,9 +6,9 @@
 **
 ** seeds: tests/data/records tests/data/bad_records tests/data/fedavg
 */
-#include "array.h"
+#include "codec/array.h"
 #include "fuzz.h"
-#include "record.h"
+#include "codec/record.h"
 
 static void check_item(const ar_record *rec, int i) {
   const ar_item *it = &rec->items[i];

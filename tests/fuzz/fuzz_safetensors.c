@@ -16,7 +16,7 @@
 */
 #include "../host/failalloc.h"
 #include "fuzz.h"
-#include "safetensors.h"
+#include "codec/safetensors.h"
 
 typedef struct input {
   const uint8_t *data;

@@ -30,7 +30,7 @@
 #include "../host/failalloc.h"
 #include "fuzz.h"
 
-int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+#include "arrayrecord.h"
 
 #define MAX_PARTS 6
 #define MAX_ROWS 2000

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #ifdef AR_STATIC_EXT
-int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const void *pApi);
+#include "arrayrecord.h"
 static void host_static_ext(void) { sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init); }
 #else
 static void host_static_ext(void) {}

@@ -110,7 +110,7 @@ def test_the_library_exports_its_entry_point_only():
     nm = shutil.which("nm")
     assert nm, "nm (binutils) is not installed"
     declared = set()
-    for header in glob.glob(os.path.join(ROOT, "src", "*.h")):
+    for header in glob.glob(os.path.join(ROOT, "src", "**", "*.h"), recursive=True):
         with open(header, encoding="utf-8") as f:
             declared |= set(re.findall(r"^[a-z][\w \*]*?\b(\w+)\(", f.read(), re.M))
     assert {"buf_init", "npy_parse", "sql_register"} <= declared, sorted(declared)[:20]
@@ -118,3 +118,22 @@ def test_the_library_exports_its_entry_point_only():
     exported = {line.split()[-1] for line in out.splitlines() if line.strip()}
     assert "sqlite3_arrayrecord_init" in exported
     assert not exported & declared, sorted(exported & declared)
+
+
+def test_refuses_an_older_sqlite():
+    """Built to need an SQLite from the future (build/minver, -DAR_SQLITE_MIN_NUMBER),
+    the library refuses to load and says which version it needs and which it got."""
+    import sqlite3
+    path = os.path.join(os.path.dirname(EXT), "minver", "arrayrecord")
+    assert os.path.exists(path + ".so"), "build it with: make " + path + ".so"
+    con = sqlite3.connect(":memory:")
+    con.enable_load_extension(True)
+    try:
+        con.load_extension(path)
+    except sqlite3.OperationalError as e:
+        msg = str(e)
+    else:
+        raise AssertionError("loaded despite needing SQLite 9.999.0")
+    want = "error during initialization: arrayrecord: needs SQLite 9.999.0 or later, this is SQLite %s"
+    assert msg == want % sqlite3.sqlite_version, msg
+    assert con.execute("SELECT count(*) FROM pragma_function_list WHERE name = 'ar_mean'").fetchone() == (0,)

@@ -11,7 +11,7 @@ FILES = ["sql_math.c", "sql_record_math.c", "sql_aggregate.c"]
 def registered_in_sources():
     names = set()
     for f in FILES:
-        with open(os.path.join(ROOT, "src", f)) as fh:
+        with open(os.path.join(ROOT, "src", "sql", f)) as fh:
             names |= set(re.findall(r'^\s*\{"([a-z_0-9]+)", -?\d+,', fh.read(), re.M))
     return names
 

@@ -1,0 +1,23 @@
+/*
+** sql_modules.h — the registration function of every SQL binding file,
+** called in turn by sqlite3_arrayrecord_init (arrayrecord.c).
+*/
+#ifndef AR_SQL_MODULES_H
+#define AR_SQL_MODULES_H
+
+#include "sqlite3ext.h"
+
+int sql_npy_register(sqlite3 *db, char **pzErrMsg);
+int sql_record_register(sqlite3 *db, char **pzErrMsg);
+int sql_build_register(sqlite3 *db, char **pzErrMsg);
+int vtab_array_record_register(sqlite3 *db, char **pzErrMsg);
+int vtab_npy_each_register(sqlite3 *db, char **pzErrMsg);
+int sql_flower_register(sqlite3 *db, char **pzErrMsg);
+int vtab_ar_objects_register(sqlite3 *db, char **pzErrMsg);
+int sql_formats_register(sqlite3 *db, char **pzErrMsg);
+int sql_math_register(sqlite3 *db, char **pzErrMsg);
+int sql_record_math_register(sqlite3 *db, char **pzErrMsg);
+int sql_aggregate_register(sqlite3 *db, char **pzErrMsg);
+int vtab_ar_stats_register(sqlite3 *db, char **pzErrMsg);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+** sql_util.c — argument, error and result helpers for the SQL bindings
+** (see sql_util.h).
+*/
+#include "sql/sql_util.h"
+SQLITE_EXTENSION_INIT3
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codec/array.h"
+#include "codec/json.h"
+
+/* Scalar functions go through here: a NULL argument gives a NULL result
+** before anything else is looked at (so `f(bad, NULL)` is NULL, not an
+** error), then the entry's own xFunc runs. */
+static void sql_dispatch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  int i;
+  for (i = 0; i < argc; i++) {
+    if (sqlite3_value_type(argv[i]) == SQLITE_NULL) return;
+  }
+  SQL_ENTRY(ctx)->xFunc(ctx, argc, argv);
+}
+
+int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
+  int i, rc;
+  for (i = 0; i < count; i++) {
+    rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs, SQL_PURE, (void *)&fns[i],
+                                    fns[i].xFunc ? sql_dispatch : NULL, fns[i].xStep, fns[i].xFinal, NULL);
+    if (rc != SQLITE_OK) {
+      if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", fns[i].name, sqlite3_errstr(rc));
+      return rc;
+    }
+  }
+  return SQLITE_OK;
+}
+
+int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *module, const char *schema,
+                        char **pzErrMsg) {
+  int rc = sqlite3_create_module(db, name, module, (void *)schema);
+  if (rc != SQLITE_OK && pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", name, sqlite3_errstr(rc));
+  return rc;
+}
+
+void sql_error(sqlite3_context *ctx, const char *fmt, ...) {
+  char msg[512];
+  int n;
+  va_list ap;
+  n = snprintf(msg, sizeof(msg), "%s: ", SQL_FNAME(ctx));
+  va_start(ap, fmt);
+  vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+  va_end(ap);
+  sqlite3_result_error(ctx, msg, -1);
+}
+
+void sql_codec_error(sqlite3_context *ctx, int rc, const codec_err *err) {
+  if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
+  else if (rc == CODEC_TOOBIG) sqlite3_result_error_toobig(ctx);
+  else sql_error(ctx, "%s", err->msg);
+}
+
+uint64_t sql_limit(sqlite3_context *ctx) {
+  int limit = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
+  return limit < 0 ? 0 : (uint64_t)limit;
+}
+
+void sql_buf_init(sqlite3_context *ctx, ar_buf *b) { buf_init_result(b, sql_limit(ctx)); }
+
+void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
+  void (*release)(void *) = b->result ? buf_release : sqlite3_free;
+  uint64_t n;
+  unsigned char *p;
+  if (b->rc == CODEC_NOMEM) {
+    buf_free(b);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (b->rc) {
+    buf_free(b);
+    sqlite3_result_error_toobig(ctx);
+    return;
+  }
+  p = buf_detach(b, &n);
+  if (text) {
+    /* sqlite3_result_text64 needs no terminator when given the length. */
+    if (!p) sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+    else sqlite3_result_text64(ctx, (const char *)p, n, release, SQLITE_UTF8);
+  } else {
+    if (!p) sqlite3_result_zeroblob(ctx, 0);
+    else sqlite3_result_blob64(ctx, p, n, release);
+  }
+}
+
+void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape) {
+  char text[NPY_SHAPE_JSON_MAX]; /* copied by SQLite into its own value: no allocation per row */
+  sqlite3_result_text(ctx, text, (int)npy_shape_format(text, ndim, shape), SQLITE_TRANSIENT);
+}
+
+static const char *type_name(int t) {
+  switch (t) {
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT: return "a real";
+    case SQLITE_TEXT: return "text";
+    case SQLITE_BLOB: return "a blob";
+    default: return "NULL";
+  }
+}
+
+static const unsigned char empty_blob[1] = {0};
+
+int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what) {
+  return codec_fail(err, CODEC_CORRUPT, "argument %d must be %s BLOB, got %s", argi + 1, what,
+                    type_name(sqlite3_value_type(v)));
+}
+
+int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
+                 const unsigned char **p, uint64_t *n) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_BLOB) {
+    codec_err err;
+    sql_blob_type_problem(&err, v, argi, what);
+    sql_error(ctx, "%s", err.msg);
+    return -1;
+  }
+  *p = sqlite3_value_blob(v);
+  *n = (uint64_t)sqlite3_value_bytes(v);
+  if (!*p) {
+    /* A zero-length BLOB has a NULL pointer; a longer one only on OOM. */
+    if (*n) {
+      sqlite3_result_error_nomem(ctx);
+      return -1;
+    }
+    *p = empty_blob;
+  }
+  return 1;
+}
+
+int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
+                 uint64_t *n) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_TEXT) {
+    sql_error(ctx, "argument %d must be %s (text), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *p = (const char *)sqlite3_value_text(v);
+  *n = (uint64_t)sqlite3_value_bytes(v);
+  if (!*p) {
+    sqlite3_result_error_nomem(ctx);
+    return -1;
+  }
+  return 1;
+}
+
+int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a) {
+  const unsigned char *p;
+  uint64_t n;
+  codec_err err;
+  int rc = sql_arg_blob(ctx, v, argi, "a .npy", &p, &n);
+  if (rc <= 0) return rc;
+  rc = npy_parse(p, n, a, &err);
+  if (rc) {
+    sql_codec_error(ctx, rc, &err);
+    return -1;
+  }
+  return 1;
+}
+
+int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec) {
+  const unsigned char *p;
+  uint64_t n;
+  codec_err err;
+  int rc = sql_arg_blob(ctx, v, argi, "a record", &p, &n);
+  if (rc <= 0) return rc;
+  rc = ar_record_parse(rec, p, n, &err);
+  if (rc) {
+    sql_codec_error(ctx, rc, &err);
+    return -1;
+  }
+  return 1;
+}
+
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
+                      ar_span *bytes) {
+  codec_err err;
+  char q[AR_QUOTE_MAX];
+  int rc = sql_arg_blob(ctx, v, argi, "a .npy", &bytes->p, &bytes->n), big;
+  if (rc <= 0) return rc;
+  if (key.p) ar_quote_key(q, sizeof(q), key.p, key.n);
+  if ((rc = npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM || !key.p) sql_codec_error(ctx, rc, &err);
+    else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
+    return -1;
+  }
+  if ((big = array_dim_over_int32(a->ndim, a->shape)) >= 0) {
+    if (!key.p) sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a->shape[big]);
+    else
+      sql_error(ctx, "dimension %lld does not fit Flower's int32 shape (argument %d, key '%s')",
+                (long long)a->shape[big], argi + 1, q);
+    return -1;
+  }
+  bytes->n = a->header_len + a->nbytes;
+  return 1;
+}
+
+/* A key argument: text (integers are accepted as their text, so keys of
+** ArrayRecord(list) can be written ar_get(rec, 0)). */
+int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t == SQLITE_BLOB || t == SQLITE_FLOAT) {
+    sql_error(ctx, "argument %d must be a key (text)", argi + 1);
+    return -1;
+  }
+  *p = sqlite3_value_text(v);
+  *n = (uint64_t)sqlite3_value_bytes(v);
+  if (!*p) {
+    sqlite3_result_error_nomem(ctx);
+    return -1;
+  }
+  /* Record keys are protobuf strings: a key that is not UTF-8 would make a
+  ** record that neither we nor Flower can read back. */
+  if (!ar_utf8_valid(*p, *n)) {
+    sql_error(ctx, "argument %d is not valid UTF-8 text", argi + 1);
+    return -1;
+  }
+  return 1;
+}
+
+int sql_arg_int64(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, sqlite3_int64 *out) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_INTEGER) {
+    sql_error(ctx, "argument %d must be %s (an integer), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *out = sqlite3_value_int64(v);
+  return 1;
+}
+
+int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out) {
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) {
+    sql_error(ctx, "argument %d must be %s (a number), got %s", argi + 1, what, type_name(t));
+    return -1;
+  }
+  *out = sqlite3_value_double(v);
+  return 1;
+}
+
+int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d) {
+  const char *s;
+  uint64_t n;
+  codec_err err;
+  int rc = sql_arg_text(ctx, v, argi, "a dtype name", &s, &n);
+  if (rc <= 0) return rc;
+  if (dt_parse(s, n, d, &err)) {
+    sql_error(ctx, "%s", err.msg);
+    return -1;
+  }
+  return 1;
+}
+
+void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error) {
+  if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
+  else if (!want_error) sqlite3_result_int(ctx, rc == CODEC_OK);
+  else if (rc) sqlite3_result_text(ctx, err->msg, -1, SQLITE_TRANSIENT);
+}
+
+void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
+  switch (v->kind) {
+    case DT_KIND_BOOL:
+    case DT_KIND_INT: sqlite3_result_int64(ctx, v->i); break;
+    case DT_KIND_UINT:
+      if (v->u <= (uint64_t)INT64_MAX) sqlite3_result_int64(ctx, (sqlite3_int64)v->u);
+      else sqlite3_result_double(ctx, (double)v->u);
+      break;
+    case DT_KIND_FLOAT: sqlite3_result_double(ctx, v->re); break;
+    default: {
+      ar_buf b;
+      sql_buf_init(ctx, &b);
+      json_put_value(&b, v, t);
+      sql_result_buf(ctx, &b, 1);
+    }
+  }
+}
+
+const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
+  *owned = NULL;
+  if (!a->fortran_order || a->ndim <= 1 || a->numel <= 1) return a->data;
+  *owned = ar_malloc(a->nbytes ? a->nbytes : 1);
+  if (!*owned) return NULL;
+  npy_fortran_to_c(a->data, *owned, a->ndim, a->shape, dt_size(a->dtype.type));
+  return *owned;
+}
+
+int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr) {
+  sqlite3_vtab *vtab;
+  int rc;
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  rc = sqlite3_declare_vtab(db, (const char *)schema);
+  if (rc != SQLITE_OK) return rc;
+  vtab = sqlite3_malloc(sizeof(*vtab));
+  if (!vtab) return SQLITE_NOMEM;
+  memset(vtab, 0, sizeof(*vtab));
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = vtab;
+  return SQLITE_OK;
+}
+
+int sql_vtab_disconnect(sqlite3_vtab *vtab) {
+  sqlite3_free(vtab);
+  return SQLITE_OK;
+}
+
+int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor) {
+  sqlite3_vtab_cursor *cur = sqlite3_malloc64(size);
+  if (!cur) return SQLITE_NOMEM;
+  memset(cur, 0, size);
+  *ppCursor = cur;
+  return SQLITE_OK;
+}
+
+int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const codec_err *err) {
+  if (rc == CODEC_NOMEM) return SQLITE_NOMEM;
+  if (rc == CODEC_TOOBIG) return SQLITE_TOOBIG;
+  sqlite3_free(base->pVtab->zErrMsg);
+  base->pVtab->zErrMsg = sqlite3_mprintf("%s: %s", fname, err->msg);
+  return base->pVtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
+                      sqlite3_value **argv, ar_span *arg) {
+  codec_err err;
+  arg->p = NULL;
+  arg->n = 0;
+  if (idxNum != 1 || argc != 1) {
+    codec_fail(&err, CODEC_CORRUPT, "missing argument (%s BLOB)", what);
+    return sql_vtab_error(base, fname, CODEC_CORRUPT, &err);
+  }
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK;
+  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+    sql_blob_type_problem(&err, argv[0], 0, what); /* as the scalar functions say it */
+    return sql_vtab_error(base, fname, CODEC_CORRUPT, &err);
+  }
+  arg->p = sqlite3_value_blob(argv[0]);
+  arg->n = (uint64_t)sqlite3_value_bytes(argv[0]);
+  if (!arg->p) {
+    if (arg->n) return SQLITE_NOMEM;
+    arg->p = empty_blob; /* a zero-length BLOB is still a value */
+  }
+  return SQLITE_OK;
+}
+
+int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
+  int i, seen = 0;
+  for (i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    /* Only "arg = value" passes the argument; other comparisons on the
+    ** hidden column are left to SQLite (xFilter then reports the missing
+    ** argument by name, where refusing the plan gave "no query solution"). */
+    if (c->iColumn != arg_col || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    seen = 1;
+    if (!c->usable) continue;
+    info->aConstraintUsage[i].argvIndex = 1;
+    info->aConstraintUsage[i].omit = 1;
+    info->idxNum = 1;
+    info->estimatedCost = 10;
+    info->estimatedRows = 10;
+    return SQLITE_OK;
+  }
+  /* The argument is there but cannot be used in this plan order: tell the
+  ** planner this plan is unusable so it picks one where it can. */
+  if (seen) return SQLITE_CONSTRAINT;
+  info->idxNum = 0;
+  info->estimatedCost = 1e12;
+  return SQLITE_OK;
+}

@@ -1,0 +1,129 @@
+/*
+** sql_util.h — helpers shared by the SQL binding files: argument fetching
+** with NULL/type handling, error reporting in the "fname: problem" form,
+** results that respect SQLITE_LIMIT_LENGTH, and the registration table type.
+*/
+#ifndef AR_SQL_UTIL_H
+#define AR_SQL_UTIL_H
+
+#include "sqlite3ext.h"
+
+#include "codec/buf.h"
+#include "codec/npy.h"
+#include "codec/record.h"
+
+/* Each registered function's user data is its sql_function entry: the C
+** code learns its SQL name (for messages) and an op code, so one C function
+** can serve several closely related SQL functions. */
+#define SQL_ENTRY(ctx) ((const sql_function *)sqlite3_user_data(ctx))
+#define SQL_FNAME(ctx) (SQL_ENTRY(ctx)->name)
+#define SQL_OP(ctx) (SQL_ENTRY(ctx)->op)
+
+/* Every function and aggregate: UTF-8, same result for same input, and no
+** side effects, so it is safe in views, triggers, indexes and CHECKs. */
+#define SQL_PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+
+/* One SQL function for the registration table. */
+typedef struct sql_function {
+  const char *name;
+  int nargs; /* -1 for variadic */
+  void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+  void (*xStep)(sqlite3_context *, int, sqlite3_value **);
+  void (*xFinal)(sqlite3_context *);
+  int op; /* free for the implementation */
+} sql_function;
+
+/* Register a table of functions (user data = the entry, which must outlive
+** the connection: keep tables static). A scalar function returns NULL when
+** any argument is NULL, without its xFunc being called. On failure sets
+** *pzErrMsg naming the function that failed. */
+int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
+/* Register an eponymous table-valued function: module's client data is its
+** CREATE TABLE statement (see sql_vtab_connect). Errors as sql_register. */
+int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *module, const char *schema,
+                        char **pzErrMsg);
+/* sql_register of a whole static table. */
+#define SQL_REGISTER_TABLE(db, table, pzErrMsg) \
+  sql_register((db), (table), (int)(sizeof(table) / sizeof((table)[0])), (pzErrMsg))
+
+/* Results. */
+void sql_error(sqlite3_context *ctx, const char *fmt, ...);            /* "fname: ..." */
+void sql_codec_error(sqlite3_context *ctx, int rc, const codec_err *err); /* nomem/toobig/msg */
+uint64_t sql_limit(sqlite3_context *ctx); /* SQLITE_LIMIT_LENGTH */
+/* Hand a buffer to SQLite as the result without copying (or report its
+** error). text != 0 makes it TEXT. */
+void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text);
+/* A buffer whose limit is SQLITE_LIMIT_LENGTH. */
+void sql_buf_init(sqlite3_context *ctx, ar_buf *b);
+
+/* The shape as a JSON array text result ("[2,3]"). */
+void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape);
+
+/* Arguments. These return 1 when the value is usable, 0 when it is NULL
+** (the result is left NULL), -1 after reporting an error. */
+int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
+                 const unsigned char **p, uint64_t *n);
+/* The problem sql_arg_blob reports for a non-BLOB value ("argument 1 must be
+** a .npy BLOB, got text"), into err; for npy_error, ar_error and friends,
+** which report instead of raising. Returns CODEC_CORRUPT. */
+int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what);
+int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
+                 uint64_t *n);
+int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
+int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec);
+/* A .npy argument that becomes an Array (ar, ar_set, ar_agg, npy_object_id):
+** parsed, every dimension within Flower's int32 shape, and *bytes cut to the
+** header and payload. Bytes after the payload (which NumPy ignores) are not
+** stored, so the data is the file numpy.save would write. With a key
+** (key.p not NULL), errors name the argument and the key. */
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
+                      ar_span *bytes);
+/* A record key: text, or an integer taken as its decimal text. */
+int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
+/* An INTEGER (not a REAL or text). */
+int sql_arg_int64(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, sqlite3_int64 *out);
+/* A number (INTEGER or REAL; not text). */
+int sql_arg_double(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, double *out);
+/* A dtype name such as 'float32' or '<f4'. */
+int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d);
+
+/* The result of a *_valid / *_error function for a check that ended in rc:
+** *_valid gives 1 or 0, *_error NULL or the message; running out of memory
+** raises SQLITE_NOMEM instead (it says nothing about the value). */
+void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error);
+
+/* Results for one element: bool/int as INTEGER, uint64 above INT64_MAX and
+** floats as REAL (NaN becomes NULL, as SQLite stores it), complex as the
+** JSON text "[re,im]". */
+void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
+
+/* The array's payload in C order: a view when it already is, otherwise a
+** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
+const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
+
+/* The parts every eponymous table-valued function shares. xConnect: the
+** module's client data (sqlite3_create_module's last argument) is its CREATE
+** TABLE statement; the table is a plain sqlite3_vtab, marked innocuous (it
+** has no side effects). xDisconnect frees it. sql_vtab_open allocates a
+** zeroed cursor of `size` bytes (its first member a sqlite3_vtab_cursor). */
+int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr);
+int sql_vtab_disconnect(sqlite3_vtab *vtab);
+int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
+
+/* xFilter's part every table-valued function shares: the hidden argument
+** must be present (else "fname: missing argument (<what> BLOB)") and a
+** BLOB (else the scalar functions' type message). On SQLITE_OK, arg->p is
+** NULL for a NULL argument (no rows) or the BLOB's bytes. Errors are set on
+** the vtab as "fname: ...". sql_vtab_error sets one from a message. */
+int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
+                      sqlite3_value **argv, ar_span *arg);
+int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const codec_err *err);
+
+/* xBestIndex for a table-valued function with one required hidden argument
+** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
+** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),
+** and leaves idxNum 0 when it is absent so xFilter can say so. */
+int sql_vtab_best_index(sqlite3_index_info *info, int arg_col);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+** vtab_ar_objects.c — the table-valued function ar_objects(rec): the objects
+** Flower's object store holds for a record, one row each.
+**
+**   CREATE TABLE ar_objects(object_id TEXT, type TEXT, children TEXT,
+**     content BLOB, arg HIDDEN);
+**
+**   INSERT OR IGNORE INTO objects(object_id, content)
+**     SELECT object_id, content FROM ar_objects(?);
+**   INSERT INTO object_children(parent_id, child_id)
+**     SELECT o.object_id, c.value FROM ar_objects(?) o, json_each(o.children) c;
+**
+** Rows come in Flower's order (get_all_nested_objects: children before their
+** parent, each object once, the ArrayRecord last). type is "ArrayRecord",
+** "Array" or "ArrayChunk"; children is a JSON array of the child ids in head
+** order. Every id is computed in xFilter (one SHA-256 pass over the data);
+** `content` is assembled only for rows that select it.
+**
+** The record's views point into the argument BLOB, valid during the scan for
+** the reason given in vtab_array_record.c.
+*/
+#include "sql/sql_modules.h"
+#include "sql/sql_util.h"
+SQLITE_EXTENSION_INIT3
+
+#include <string.h>
+
+#include "codec/flower_object.h"
+
+enum { COL_OBJECT_ID, COL_TYPE, COL_CHILDREN, COL_CONTENT, COL_REC };
+
+typedef struct objects_cursor {
+  sqlite3_vtab_cursor base;
+  ar_record rec;
+  ar_span arg; /* the argument BLOB, read back by the hidden column */
+  fo_tree tree;
+  uint32_t row;
+} objects_cursor;
+
+static const char ar_objects_schema[] =
+    "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, arg HIDDEN)";
+
+static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
+  objects_cursor *cur;
+  int rc = sql_vtab_open(sizeof(*cur), ppCursor);
+  (void)vtab;
+  if (rc != SQLITE_OK) return rc;
+  cur = (objects_cursor *)*ppCursor;
+  ar_record_init(&cur->rec);
+  fo_tree_init(&cur->tree);
+  return SQLITE_OK;
+}
+
+static int obj_close(sqlite3_vtab_cursor *base) {
+  objects_cursor *cur = (objects_cursor *)base;
+  fo_tree_free(&cur->tree);
+  ar_record_clear(&cur->rec);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static int obj_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
+  (void)vtab;
+  return sql_vtab_best_index(info, COL_REC);
+}
+
+static int obj_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
+  objects_cursor *cur = (objects_cursor *)base;
+  codec_err err;
+  int rc;
+  (void)idxStr;
+  fo_tree_free(&cur->tree);
+  cur->rec.n = 0;
+  cur->row = 0;
+  rc = sql_vtab_blob_arg(base, "ar_objects", "a record", idxNum, argc, argv, &cur->arg);
+  if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
+  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
+  if (rc == CODEC_OK) rc = fo_deflate(&cur->tree, &cur->rec, FO_CHUNK_SIZE, &err);
+  if (rc == CODEC_OK) return SQLITE_OK;
+  fo_tree_free(&cur->tree);
+  cur->rec.n = 0;
+  return sql_vtab_error(base, "ar_objects", rc, &err);
+}
+
+static int obj_next(sqlite3_vtab_cursor *base) {
+  ((objects_cursor *)base)->row++;
+  return SQLITE_OK;
+}
+
+static int obj_eof(sqlite3_vtab_cursor *base) {
+  objects_cursor *cur = (objects_cursor *)base;
+  return cur->row >= cur->tree.n;
+}
+
+static int obj_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid) {
+  *rowid = ((objects_cursor *)base)->row;
+  return SQLITE_OK;
+}
+
+static int obj_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) {
+  objects_cursor *cur = (objects_cursor *)base;
+  const fo_object *o = &cur->tree.obj[cur->row];
+  ar_buf b;
+  switch (col) {
+    case COL_OBJECT_ID: {
+      char hex[SHA256_HEX_SIZE];
+      sqlite3_result_text(ctx, sha256_hex(o->id, hex), 64, SQLITE_TRANSIENT);
+      break;
+    }
+    case COL_TYPE: sqlite3_result_text(ctx, fo_type_name(o->type), -1, SQLITE_STATIC); break;
+    case COL_CHILDREN:
+      sql_buf_init(ctx, &b);
+      fo_write_children_json(&cur->tree, cur->row, &b);
+      sql_result_buf(ctx, &b, 1);
+      break;
+    case COL_CONTENT:
+      sql_buf_init(ctx, &b);
+      if (buf_reserve(&b, fo_content_size(&cur->tree, cur->row)) == CODEC_OK) fo_write_content(&cur->tree, cur->row, &b);
+      sql_result_buf(ctx, &b, 0);
+      break;
+    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
+  }
+  return SQLITE_OK;
+}
+
+/* xCreate is NULL: an eponymous-only table-valued function. */
+static sqlite3_module ar_objects_module = {
+    .iVersion = 0,
+    .xConnect = sql_vtab_connect,
+    .xBestIndex = obj_best_index,
+    .xDisconnect = sql_vtab_disconnect,
+    .xOpen = obj_open,
+    .xClose = obj_close,
+    .xFilter = obj_filter,
+    .xNext = obj_next,
+    .xEof = obj_eof,
+    .xColumn = obj_column,
+    .xRowid = obj_rowid,
+};
+
+int vtab_ar_objects_register(sqlite3 *db, char **pzErrMsg) {
+  return sql_register_module(db, "ar_objects", &ar_objects_module, ar_objects_schema, pzErrMsg);
+}
