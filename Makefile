@@ -16,7 +16,9 @@
 #   src/sql/     SQL bindings + arrayrecord.c (the entry point) -> built twice:
 #                for the loadable library (calls go through sqlite3_api) and
 #                with SQLITE_CORE for programs that link SQLite directly.
-# Builds run in parallel by default (JOBS, default: the number of cores).
+# Builds run in parallel by default: JOBS jobs (default: the number of cores;
+# make 4.3 does not show a command line's -j to the Makefile, so say JOBS=8
+# rather than -j8).
 
 CC      ?= cc
 OPT     ?= -O2
@@ -27,10 +29,9 @@ SQLITE3 ?= sqlite3
 VERSION := $(shell cat VERSION)
 
 JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
-MAKEFLAGS += -j$(JOBS)
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(JOBS) --output-sync=target
 endif
-MAKEFLAGS += --output-sync=target
 
 # `.load arrayrecord` finds the library by its short name only in the
 # dynamic loader's own directories (ldconfig caches lib*.so names only), so
