@@ -1,13 +1,14 @@
 """Every SQL function and table the extension registers is documented in
-README.md's Reference, and every documented one exists.
+docs/reference.md, and every documented one exists.
 
-Run by make test (tests/python/test_docs.py) and `make doccheck`. For each registered name (functions from pragma_function_list,
-tables from pragma_module_list, minus what SQLite itself has) the Reference
-section must hold a heading naming "`name(...)`" (one heading may name
-several) whose entry has an example
-(a ```sql block, which tests/python/test_readme.py runs) and says which
-errors it raises (the word "Error"/"error" in the entry). Headings naming
-nothing registered are reported too. Needs no NumPy.
+Run by make test (tests/python/test_docs.py) and `make doccheck`. For each
+registered name (functions from pragma_function_list, tables from
+pragma_module_list, minus what SQLite itself has) docs/reference.md must hold
+an entry: a "#### " heading, under one of its "### " groups, naming
+"`name(...)`" (one heading may name several), whose text has an example (a
+```sql block, which tests/python/test_readme.py runs) and says which errors
+it raises (the word "Error"/"error" in the entry). Headings naming nothing
+registered are reported too. Needs no NumPy.
 """
 import os
 import re
@@ -19,19 +20,22 @@ sys.path.insert(0, HERE)
 from test_hardening import ROOT, registered  # noqa: E402
 
 
+REFERENCE = os.path.join("docs", "reference.md")
+
+
 def reference_entries():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    """{name: [entry text]} from the #### entries of docs/reference.md."""
+    with open(os.path.join(ROOT, REFERENCE), encoding="utf-8") as f:
         text = f.read()
-    start = text.find("\n## Reference")
-    if start < 0:
+    start = re.search(r"^### ", text, re.M)
+    if start is None:
         return {}
-    end = text.find("\n## ", start + 1)
-    ref = text[start:end if end > 0 else len(text)]
+    ref = text[start.start():]
     entries = {}
     heads = list(re.finditer(r"^#### .*$", ref, re.M))
     for i, m in enumerate(heads):
         body = ref[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(ref)]
-        body = re.split(r"^### ", body, flags=re.M)[0]
+        body = re.split(r"^#{2,3} ", body, flags=re.M)[0]
         # one heading may document several functions: "#### `a(x)`, `b(x)`"
         for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\(", m.group(0)):
             entries.setdefault(name, []).append(body)
@@ -45,7 +49,7 @@ def main():
     problems = []
     for name in names:
         if name not in entries:
-            problems.append("%s: no '#### `%s(...)`' entry in README's Reference" % (name, name))
+            problems.append("%s: no '#### `%s(...)`' entry in docs/reference.md" % (name, name))
             continue
         body = "\n".join(entries[name])
         if "```sql" not in body:
