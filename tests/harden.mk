@@ -7,7 +7,8 @@
 #                    valgrind (build/vg)
 #   make oom         the out-of-memory injection host over every SQL test
 #   make coverage    line and branch coverage of src/ (build/cov, gcov)
-#   make doccheck    every registered function and table has a reference entry
+#   make doccheck    every registered function and table has an entry in
+#                    docs/reference.md
 #
 # Variant builds re-run this Makefile with BUILD=build/<variant> and their
 # own CC/CFLAGS; each compiles every source once into its own BUILD/obj.

@@ -1,6 +1,6 @@
 """Nothing undocumented slips in: every registered SQL function and table has
-a README reference entry with an example and its errors, and every entry
-names something registered (tests/python/check_docs.py)."""
+an entry in docs/reference.md with an example and its errors, and every
+entry names something registered (tests/python/check_docs.py)."""
 import contextlib
 import io
 

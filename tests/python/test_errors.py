@@ -1,7 +1,7 @@
 """Errors: every malformed vector through every function that reads its
 format raises "<function>: <problem>", where <problem> is exactly what
 npy_error / ar_error return; damaged inputs never crash and never pass
-silently; the registered function list is what the README documents."""
+silently; the registered function list is what docs/reference.md documents."""
 import json
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""Every example in README.md runs and prints what the README says.
+"""Every example in README.md and docs/reference.md runs and prints what the
+text says.
 
 An example is a ```sql block; each statement is followed by the lines it
 prints, written as comments:
@@ -18,16 +19,22 @@ import subprocess
 from arlib import ROOT, EXT
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
+DOCS = ["README.md", os.path.join("docs", "reference.md")]
 
 
 def examples():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    for m in re.finditer(r"```sql( norun)?\n(.*?)```", text, re.S):
-        if m.group(1):
-            continue
-        line = text.count("\n", 0, m.start()) + 1
-        yield line, m.group(2)
+    """(file, line, block) for every ```sql block of every file in DOCS."""
+    for doc in DOCS:
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text = f.read()
+        found = 0
+        for m in re.finditer(r"```sql( norun)?\n(.*?)```", text, re.S):
+            found += 1
+            if m.group(1):
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            yield doc, line, m.group(2)
+        assert found, f"no ```sql examples in {doc}"
 
 
 def parse_block(block):
@@ -53,7 +60,8 @@ def parse_block(block):
 def test_readme_examples_run():
     checked = 0
     failures = []
-    for line, block in examples():
+    per_doc = dict.fromkeys(DOCS, 0)
+    for doc, line, block in examples():
         pairs = parse_block(block)
         script = "\n".join(s for s, _ in pairs) + "\n"
         res = subprocess.run([SQLRUN, "-e", EXT, "-"], input=script.encode(), cwd=ROOT,
@@ -72,31 +80,35 @@ def test_readme_examples_run():
         for n, out in zip(stmt_lines, outputs):
             cleaned.append(out[n - 1:])
         if len(cleaned) != len(pairs):
-            failures.append(f"README line {line}: ran {len(cleaned)} statements, expected {len(pairs)}")
+            failures.append(f"{doc} line {line}: ran {len(cleaned)} statements, expected {len(pairs)}")
             continue
         for (stmt, expect), out in zip(pairs, cleaned):
             checked += 1
+            per_doc[doc] += 1
             if not expect and any(o.startswith("error:") for o in out):
-                failures.append(f"README line {line}: {stmt!r} failed: {out}")
+                failures.append(f"{doc} line {line}: {stmt!r} failed: {out}")
             if expect and out != expect:
-                failures.append(f"README line {line}: {stmt!r}\n    expected {expect}\n    got      {out}")
+                failures.append(f"{doc} line {line}: {stmt!r}\n    expected {expect}\n    got      {out}")
     assert not failures, "\n".join(failures)
-    assert checked > 0, "no README examples found"
+    assert checked > 0, "no examples found"
+    assert all(per_doc.values()), f"examples run per file: {per_doc}"
 
 
 def test_readme_python_examples_run():
     """The ```python blocks run as written (database in a temporary folder)."""
     import tempfile
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    blocks = []
+    for doc in DOCS:
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text = f.read()
+        blocks += [(doc, code) for code in re.findall(r"```python\n(.*?)```", text, re.S)]
     assert blocks, "no python examples in README"
-    for code in blocks:
+    for doc, code in blocks:
         code = code.replace('"./build/arrayrecord"', repr(EXT))
         with tempfile.TemporaryDirectory() as tmp:
             cwd = os.getcwd()
             os.chdir(tmp)
             try:
-                exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+                exec(compile(code, doc, "exec"), {"__name__": "readme"})
             finally:
                 os.chdir(cwd)

@@ -1,5 +1,5 @@
 -- Every function with NULL in each argument position (NULL in -> NULL out,
--- except where the README says otherwise), with arguments of the wrong type
+-- except where docs/reference.md says otherwise), with arguments of the wrong type
 -- (a clear error naming the function), and with empty values.
 
 CREATE TEMP TABLE v AS SELECT
