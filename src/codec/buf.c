@@ -1,6 +1,5 @@
 /*
-** buf.c — growable byte buffer (see buf.h), codec_fail() and the quoting
-** of untrusted text for messages (codec.h).
+** buf.c — growable byte buffer (see buf.h).
 */
 #include "codec/buf.h"
 
@@ -8,72 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int codec_fail(codec_err *err, int code, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    int len;
-    va_start(ap, fmt);
-    len = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
-    if (len >= (int)sizeof(err->msg)) {
-      /* Cut: drop a character the cut split, so the message stays UTF-8. */
-      size_t n = sizeof(err->msg) - 1, start = n;
-      while (start > 0 && n - start < 4 && ((unsigned char)err->msg[start - 1] & 0xc0) == 0x80) start--;
-      if (start > 0 && (unsigned char)err->msg[start - 1] >= 0xc0) start--;
-      if (start < n && codec_utf8_seq((const unsigned char *)err->msg + start, n - start) != (size_t)(n - start))
-        err->msg[start] = 0;
-    }
-  }
-  return code;
-}
-
-size_t codec_utf8_seq(const unsigned char *s, uint64_t n) {
-  unsigned char c = s[0];
-  size_t len, k;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-  else return 0;
-  if (len > n) return 0;
-  for (k = 1; k < len; k++) {
-    if ((s[k] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (s[k] & 0x3f);
-  }
-  /* overlong forms, surrogates, beyond U+10FFFF */
-  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return len;
-}
-
-const char *codec_quote(char *out, size_t cap, const void *src, uint64_t n) {
-  const unsigned char *s = src;
-  size_t limit = cap > 16 ? cap - 4 : 0, o = 0;
-  uint64_t i = 0;
-  if (limit > 48) limit = 48;
-  while (i < n) {
-    size_t len = codec_utf8_seq(s + i, n - i);
-    int bad = len == 0 || (len == 1 && (s[i] < 0x20 || s[i] == 0x7f));
-    if (o + (bad ? 1 : len) > limit) {
-      memcpy(out + o, "...", 3);
-      o += 3;
-      break;
-    }
-    if (bad) {
-      out[o++] = '?';
-      i++;
-    } else {
-      memcpy(out + o, s + i, len);
-      o += len;
-      i += len;
-    }
-  }
-  if (cap) out[o] = 0;
-  return out;
-}
-
-void buf_init(ar_buf *b, uint64_t limit) {
+void buf_init(buf_t *b, uint64_t limit) {
   b->p = NULL;
   b->n = 0;
   b->cap = 0;
@@ -83,7 +17,7 @@ void buf_init(ar_buf *b, uint64_t limit) {
   b->off = b->tail = 0;
 }
 
-void buf_init_result(ar_buf *b, uint64_t limit) {
+void buf_init_result(buf_t *b, uint64_t limit) {
   buf_init(b, limit);
   b->result = 1;
 }
@@ -93,13 +27,13 @@ void buf_init_result(ar_buf *b, uint64_t limit) {
 #define PLACE_HEAD 16
 #define PLACE_ALIGN ((uint64_t)2 << 20)
 
-static unsigned char *result_block(ar_buf *b, uint64_t cap) {
+static unsigned char *result_block(buf_t *b, uint64_t cap) {
   unsigned char *block, *p;
   uint64_t total;
   if (!b->p) {
     b->tail = cap >= BUF_PLACE_MIN ? PLACE_ALIGN : 0;
     if (size_add(cap, PLACE_HEAD + 2 * b->tail, &total)) return NULL;
-    if (!(block = ar_malloc(total))) return NULL;
+    if (!(block = codec_malloc(total))) return NULL;
     b->off = PLACE_HEAD;
     if (b->tail) {
       uintptr_t at = ((uintptr_t)block + PLACE_HEAD + PLACE_ALIGN - 1) & ~(uintptr_t)(PLACE_ALIGN - 1);
@@ -110,7 +44,7 @@ static unsigned char *result_block(ar_buf *b, uint64_t cap) {
     /* The bytes keep their offset: a moved block may lose the 2 MiB
     ** alignment, which is only a hint. */
     if (size_add(b->off, cap, &total) || size_add(total, b->tail, &total)) return NULL;
-    if (!(block = ar_realloc(b->p - b->off, total))) return NULL;
+    if (!(block = codec_realloc(b->p - b->off, total))) return NULL;
   }
   p = block + b->off;
   memcpy(p - 8, &b->off, 8);
@@ -121,10 +55,10 @@ void buf_release(void *p) {
   uint64_t off;
   if (!p) return;
   memcpy(&off, (unsigned char *)p - 8, 8);
-  ar_free((unsigned char *)p - off);
+  codec_free((unsigned char *)p - off);
 }
 
-int buf_reserve(ar_buf *b, uint64_t extra) {
+int buf_reserve(buf_t *b, uint64_t extra) {
   uint64_t need, cap;
   unsigned char *p;
   if (b->rc) return b->rc;
@@ -139,14 +73,14 @@ int buf_reserve(ar_buf *b, uint64_t extra) {
   if (!b->cap && need > cap) cap = need;
   while (cap < need) cap = (cap > UINT64_MAX / 2) ? need : cap * 2;
   if (cap > b->limit) cap = b->limit;
-  p = b->result ? result_block(b, cap) : ar_realloc(b->p, cap);
+  p = b->result ? result_block(b, cap) : codec_realloc(b->p, cap);
   if (!p) return b->rc = CODEC_NOMEM;
   b->p = p;
   b->cap = cap;
   return CODEC_OK;
 }
 
-unsigned char *buf_extend(ar_buf *b, uint64_t len) {
+unsigned char *buf_extend(buf_t *b, uint64_t len) {
   static unsigned char nothing[1];
   unsigned char *dst;
   if (buf_reserve(b, len)) return NULL;
@@ -159,12 +93,12 @@ unsigned char *buf_extend(ar_buf *b, uint64_t len) {
   return dst;
 }
 
-void buf_append(ar_buf *b, const void *src, uint64_t len) {
+void buf_append(buf_t *b, const void *src, uint64_t len) {
   unsigned char *dst = buf_extend(b, len);
   if (dst && len) memcpy(dst, src, (size_t)len);
 }
 
-void buf_putc(ar_buf *b, char c) {
+void buf_putc(buf_t *b, char c) {
   if (b->n < b->cap && !b->rc) {
     b->p[b->n++] = (unsigned char)c;
     return;
@@ -172,9 +106,9 @@ void buf_putc(ar_buf *b, char c) {
   buf_append(b, &c, 1);
 }
 
-void buf_puts(ar_buf *b, const char *s) { buf_append(b, s, strlen(s)); }
+void buf_puts(buf_t *b, const char *s) { buf_append(b, s, strlen(s)); }
 
-void buf_printf(ar_buf *b, const char *fmt, ...) {
+void buf_printf(buf_t *b, const char *fmt, ...) {
   char small[128];
   va_list ap;
   int len;
@@ -193,7 +127,7 @@ void buf_printf(ar_buf *b, const char *fmt, ...) {
   b->n += (uint64_t)len;
 }
 
-unsigned char *buf_detach(ar_buf *b, uint64_t *len) {
+unsigned char *buf_detach(buf_t *b, uint64_t *len) {
   unsigned char *p = b->p;
   if (len) *len = b->n;
   b->p = NULL;
@@ -201,19 +135,19 @@ unsigned char *buf_detach(ar_buf *b, uint64_t *len) {
   return p;
 }
 
-void buf_free(ar_buf *b) {
+void buf_free(buf_t *b) {
   if (b->result) buf_release(b->p);
-  else ar_free(b->p);
+  else codec_free(b->p);
   b->p = NULL;
   b->n = b->cap = 0;
 }
 
-int ar_grow(void *items, uint32_t *cap, size_t elem) {
+int buf_grow(void *items, uint32_t *cap, size_t elem) {
   void *old, *p;
   uint32_t ncap = *cap ? *cap * 2 : 16;
   if (*cap > 0x1fffffff) return CODEC_NOMEM;
   memcpy(&old, items, sizeof(old)); /* items is a T **, read as void * */
-  p = ar_realloc(old, (uint64_t)ncap * elem);
+  p = codec_realloc(old, (uint64_t)ncap * elem);
   if (!p) return CODEC_NOMEM;
   memcpy(items, &p, sizeof(p));
   *cap = ncap;

@@ -3,10 +3,10 @@
 ** return codes, the error-message buffer, the allocator hooks and a few
 ** overflow-checked size helpers.
 **
-** Codecs never include sqlite3ext.h. They allocate through ar_malloc /
-** ar_realloc / ar_free, which the extension maps onto sqlite3_malloc64 /
+** Codecs never include sqlite3ext.h. They allocate through codec_malloc /
+** codec_realloc / codec_free, which the extension maps onto sqlite3_malloc64 /
 ** sqlite3_realloc64 / sqlite3_free (alloc_sqlite.c) and the C unit tests map
-** onto a counting, fail-on-demand allocator (tests/c/test_alloc.c).
+** onto a counting, fail-on-demand allocator (tests/c/unit_main.c).
 */
 #ifndef AR_CODEC_H
 #define AR_CODEC_H
@@ -37,9 +37,20 @@ int codec_fail(codec_err *err, int code, const char *fmt, ...)
 #endif
     ;
 
+/* The failure a buffer or allocation ended in, as a message: CODEC_NOMEM is
+** "out of memory", CODEC_TOOBIG "result too large". Returns rc. */
+int codec_fail_rc(codec_err *err, int rc);
+/* codec_fail_rc(err, CODEC_NOMEM). */
+int codec_nomem(codec_err *err);
+
 /* Length of the valid UTF-8 sequence at s[0..n) (1-4), or 0 when it is not
 ** one (overlong forms, surrogates and code points past U+10FFFF included). */
 size_t codec_utf8_seq(const unsigned char *s, uint64_t n);
+
+/* Is s[0..n) valid UTF-8? */
+int codec_utf8_valid(const unsigned char *s, uint64_t n);
+/* Number of Unicode code points in valid UTF-8 (Python's len(str)). */
+uint64_t codec_utf8_length(const unsigned char *s, uint64_t n);
 
 /* Untrusted bytes quoted for an error message: valid UTF-8 is kept, control
 ** characters and bytes that are not UTF-8 become '?', and the text is cut at
@@ -49,10 +60,17 @@ size_t codec_utf8_seq(const unsigned char *s, uint64_t n);
 #define CODEC_QUOTE_MAX 64
 const char *codec_quote(char *out, size_t cap, const void *src, uint64_t n);
 
+/* A view of bytes somewhere else (a BLOB, a record's field); p may be NULL
+** only when n is 0. */
+typedef struct codec_span {
+  const unsigned char *p;
+  uint64_t n;
+} codec_span;
+
 /* Allocator hooks (see file comment). */
-void *ar_malloc(uint64_t n);
-void *ar_realloc(void *p, uint64_t n);
-void ar_free(void *p);
+void *codec_malloc(uint64_t n);
+void *codec_realloc(void *p, uint64_t n);
+void codec_free(void *p);
 
 /* Overflow-checked arithmetic on sizes: return 0 and store the result, or
 ** return 1 when it does not fit in uint64_t. */

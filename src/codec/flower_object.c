@@ -10,8 +10,8 @@
 #include "codec/json_read.h"
 
 /* A buffer's failure as a codec error. */
-static int buf_error(const ar_buf *b, codec_err *err) {
-  return codec_fail(err, b->rc, b->rc == CODEC_NOMEM ? "out of memory" : "result too large");
+static int buf_error(const buf_t *b, codec_err *err) {
+  return codec_fail_rc(err, b->rc);
 }
 
 static const char *const type_names[] = {"ArrayRecord", "Array", "ArrayChunk"};
@@ -20,13 +20,13 @@ const char *fo_type_name(int type) { return type_names[type]; }
 
 /* --- Python json.dumps output ------------------------------------------------ */
 
-static void put_u_escape(ar_buf *out, uint32_t unit) {
+static void put_u_escape(buf_t *out, uint32_t unit) {
   static const char hex[] = "0123456789abcdef";
   char u[6] = {'\\', 'u', hex[unit >> 12 & 15], hex[unit >> 8 & 15], hex[unit >> 4 & 15], hex[unit & 15]};
   buf_append(out, u, 6);
 }
 
-void fo_put_pystring(ar_buf *out, const unsigned char *s, uint64_t n) {
+void fo_put_pystring(buf_t *out, const unsigned char *s, uint64_t n) {
   uint64_t i = 0;
   buf_putc(out, '"');
   while (i < n) {
@@ -68,7 +68,7 @@ void fo_put_pystring(ar_buf *out, const unsigned char *s, uint64_t n) {
 }
 
 /* json.dumps of a list of non-negative integers: "[2, 3]", "[]". */
-static void put_pylist(ar_buf *out, const int64_t *v, int n) {
+static void put_pylist(buf_t *out, const int64_t *v, int n) {
   int k;
   buf_putc(out, '[');
   for (k = 0; k < n; k++) buf_printf(out, k ? ", %lld" : "%lld", (long long)v[k]);
@@ -114,13 +114,13 @@ typedef struct fo_array {
 } fo_array;
 
 static void fo_array_free(fo_array *a) {
-  ar_free(a->uid);
+  codec_free(a->uid);
   memset(a, 0, sizeof(*a));
 }
 
 /* Chunk the data, then write the body into text (starting at its current
 ** end) and hash the Array. */
-static int fo_array_build(fo_array *a, const ar_item_spec *spec, uint64_t chunk_size, ar_buf *text,
+static int fo_array_build(fo_array *a, const record_item_spec *spec, uint64_t chunk_size, buf_t *text,
                           codec_err *err) {
   const unsigned char *data = spec->data.p;
   uint64_t len = spec->data.n, nchunks = len / chunk_size + (len % chunk_size != 0), off, body0 = text->n;
@@ -128,8 +128,8 @@ static int fo_array_build(fo_array *a, const ar_item_spec *spec, uint64_t chunk_
   unsigned char *mem;
   memset(a, 0, sizeof(*a));
   if (nchunks > 0x3fffffff) return codec_fail(err, CODEC_TOOBIG, "too many chunks");
-  mem = ar_malloc((nchunks ? nchunks : 1) * (SHA256_DIGEST_SIZE + 2 * sizeof(uint64_t)));
-  if (!mem) return codec_fail(err, CODEC_NOMEM, "out of memory");
+  mem = codec_malloc((nchunks ? nchunks : 1) * (SHA256_DIGEST_SIZE + 2 * sizeof(uint64_t)));
+  if (!mem) return codec_nomem(err);
   a->uid = (unsigned char(*)[SHA256_DIGEST_SIZE])mem;
   a->uoff = (uint64_t *)(mem + (nchunks ? nchunks : 1) * SHA256_DIGEST_SIZE);
   a->index = (int64_t *)(a->uoff + (nchunks ? nchunks : 1));
@@ -158,17 +158,17 @@ static int fo_array_build(fo_array *a, const ar_item_spec *spec, uint64_t chunk_
   buf_putc(text, '}');
   if (text->rc) {
     fo_array_free(a);
-    return buf_error(text, err);
+    return codec_fail_rc(err, text->rc);
   }
   hash_object(FO_ARRAY, (const unsigned char(*)[SHA256_DIGEST_SIZE])a->uid, a->nunique, text->p + body0,
               text->n - body0, NULL, 0, a->id);
   return CODEC_OK;
 }
 
-int fo_array_id(const ar_item_spec *spec, uint64_t chunk_size, unsigned char id[SHA256_DIGEST_SIZE],
+int fo_array_id(const record_item_spec *spec, uint64_t chunk_size, unsigned char id[SHA256_DIGEST_SIZE],
                 codec_err *err) {
   fo_array a;
-  ar_buf text;
+  buf_t text;
   int rc;
   buf_init(&text, UINT64_MAX);
   rc = fo_array_build(&a, spec, chunk_size, &text, err);
@@ -186,15 +186,15 @@ void fo_tree_init(fo_tree *t) {
 }
 
 void fo_tree_free(fo_tree *t) {
-  ar_free(t->obj);
-  ar_free(t->child);
+  codec_free(t->obj);
+  codec_free(t->child);
   buf_free(&t->text);
   fo_tree_init(t);
 }
 
 static fo_object *push_object(fo_tree *t, int type, const unsigned char *id) {
   fo_object *o;
-  if (t->n == t->cap && ar_grow(&t->obj, &t->cap, sizeof(fo_object))) return NULL;
+  if (t->n == t->cap && buf_grow(&t->obj, &t->cap, sizeof(fo_object))) return NULL;
   o = &t->obj[t->n++];
   memset(o, 0, sizeof(*o));
   memcpy(o->id, id, SHA256_DIGEST_SIZE);
@@ -204,26 +204,26 @@ static fo_object *push_object(fo_tree *t, int type, const unsigned char *id) {
 }
 
 static int push_child(fo_tree *t, uint32_t index) {
-  if (t->nchild_total == t->child_cap && ar_grow(&t->child, &t->child_cap, sizeof(uint32_t))) return CODEC_NOMEM;
+  if (t->nchild_total == t->child_cap && buf_grow(&t->child, &t->child_cap, sizeof(uint32_t))) return CODEC_NOMEM;
   t->child[t->nchild_total++] = index;
   return CODEC_OK;
 }
 
 /* Add the objects of item i's Array that the tree does not hold yet (its new
 ** chunks, then the Array itself). *array_index gets the Array's index. */
-static int deflate_item(fo_tree *t, ar_keyset *seen, int i, uint64_t chunk_size, uint32_t *array_index,
+static int deflate_item(fo_tree *t, keyset_t *seen, int i, uint64_t chunk_size, uint32_t *array_index,
                         codec_err *err) {
-  const ar_item *it = &t->rec->items[i];
-  int64_t shape[AR_MAX_DIMS];
-  ar_item_spec spec;
+  const record_item *it = &t->rec->items[i];
+  int64_t shape[RECORD_MAX_DIMS];
+  record_item_spec spec;
   fo_array a;
   uint64_t body0 = t->text.n;
   uint32_t u, first_child;
   int at, rc;
   fo_object *o;
-  ar_item_spec_from_item(&spec, it, shape);
+  record_item_spec_from_item(&spec, it, shape);
   if ((rc = fo_array_build(&a, &spec, chunk_size, &t->text, err)) != CODEC_OK) return rc;
-  at = ar_keyset_get(seen, a.id, SHA256_DIGEST_SIZE);
+  at = keyset_get(seen, a.id, SHA256_DIGEST_SIZE);
   if (at >= 0) { /* an identical Array is already in the tree */
     t->text.n = body0;
     *array_index = (uint32_t)at;
@@ -233,7 +233,7 @@ static int deflate_item(fo_tree *t, ar_keyset *seen, int i, uint64_t chunk_size,
   /* Record the chunk indices first: push_object may move t->obj. */
   first_child = t->nchild_total;
   for (u = 0; u < a.nunique; u++) {
-    int c = ar_keyset_get(seen, a.uid[u], SHA256_DIGEST_SIZE);
+    int c = keyset_get(seen, a.uid[u], SHA256_DIGEST_SIZE);
     if (c < 0) {
       o = push_object(t, FO_ARRAY_CHUNK, a.uid[u]);
       if (!o) goto nomem;
@@ -241,7 +241,7 @@ static int deflate_item(fo_tree *t, ar_keyset *seen, int i, uint64_t chunk_size,
       o->off = a.uoff[u];
       o->len = it->data.n - a.uoff[u] < chunk_size ? it->data.n - a.uoff[u] : chunk_size;
       c = (int)(t->n - 1);
-      if (ar_keyset_put(seen, a.uid[u], SHA256_DIGEST_SIZE, c)) goto nomem;
+      if (keyset_put(seen, a.uid[u], SHA256_DIGEST_SIZE, c)) goto nomem;
     }
     if (push_child(t, (uint32_t)c)) goto nomem;
   }
@@ -254,25 +254,25 @@ static int deflate_item(fo_tree *t, ar_keyset *seen, int i, uint64_t chunk_size,
   o->nchild = a.nunique;
   *array_index = t->n - 1;
   fo_array_free(&a);
-  if (ar_keyset_put(seen, o->id, SHA256_DIGEST_SIZE, (int)*array_index)) return codec_fail(err, CODEC_NOMEM, "out of memory");
+  if (keyset_put(seen, o->id, SHA256_DIGEST_SIZE, (int)*array_index)) return codec_nomem(err);
   return CODEC_OK;
 nomem:
   fo_array_free(&a);
-  return codec_fail(err, CODEC_NOMEM, "out of memory");
+  return codec_nomem(err);
 }
 
-int fo_deflate(fo_tree *t, const ar_record *rec, uint64_t chunk_size, codec_err *err) {
-  ar_keyset seen;
+int fo_deflate(fo_tree *t, const record_t *rec, uint64_t chunk_size, codec_err *err) {
+  keyset_t seen;
   uint32_t *item_array = NULL, first_array, k;
   uint64_t body0;
   unsigned char root[SHA256_DIGEST_SIZE];
   int i, rc = CODEC_OK;
   fo_object *o;
   t->rec = rec;
-  ar_keyset_init(&seen);
-  item_array = ar_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(uint32_t));
+  keyset_init(&seen);
+  item_array = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(uint32_t));
   if (!item_array) {
-    rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+    rc = codec_nomem(err);
     goto done;
   }
   for (i = 0; i < rec->n && rc == CODEC_OK; i++) rc = deflate_item(t, &seen, i, chunk_size, &item_array[i], err);
@@ -282,7 +282,7 @@ int fo_deflate(fo_tree *t, const ar_record *rec, uint64_t chunk_size, codec_err 
   first_array = t->nchild_total;
   for (k = 0; k < t->n; k++) {
     if (t->obj[k].type == FO_ARRAY && push_child(t, k)) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+      rc = codec_nomem(err);
       goto done;
     }
   }
@@ -305,18 +305,18 @@ int fo_deflate(fo_tree *t, const ar_record *rec, uint64_t chunk_size, codec_err 
   {
     /* Gather the child ids contiguously for hashing. */
     uint32_t nchild = t->nchild_total - first_array;
-    unsigned char(*ids)[SHA256_DIGEST_SIZE] = ar_malloc((uint64_t)(nchild ? nchild : 1) * SHA256_DIGEST_SIZE);
+    unsigned char(*ids)[SHA256_DIGEST_SIZE] = codec_malloc((uint64_t)(nchild ? nchild : 1) * SHA256_DIGEST_SIZE);
     if (!ids) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+      rc = codec_nomem(err);
       goto done;
     }
     for (k = 0; k < nchild; k++) memcpy(ids[k], t->obj[t->child[first_array + k]].id, SHA256_DIGEST_SIZE);
     hash_object(FO_ARRAY_RECORD, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, t->text.p + body0,
                 t->text.n - body0, NULL, 0, root);
-    ar_free(ids);
+    codec_free(ids);
     o = push_object(t, FO_ARRAY_RECORD, root);
     if (!o) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+      rc = codec_nomem(err);
       goto done;
     }
     o->item = -1;
@@ -326,8 +326,8 @@ int fo_deflate(fo_tree *t, const ar_record *rec, uint64_t chunk_size, codec_err 
     o->nchild = nchild;
   }
 done:
-  ar_free(item_array);
-  ar_keyset_free(&seen);
+  codec_free(item_array);
+  keyset_free(&seen);
   return rc;
 }
 
@@ -343,7 +343,7 @@ uint64_t fo_content_size(const fo_tree *t, uint32_t i) {
   return strlen(type_names[o->type]) + 1 + ids + 1 + digits(o->len) + 1 + o->len;
 }
 
-static void put_child_ids(const fo_tree *t, const fo_object *o, ar_buf *out, const char *sep, int quoted) {
+static void put_child_ids(const fo_tree *t, const fo_object *o, buf_t *out, const char *sep, int quoted) {
   uint32_t k;
   for (k = 0; k < o->nchild; k++) {
     char hex[SHA256_HEX_SIZE];
@@ -355,7 +355,7 @@ static void put_child_ids(const fo_tree *t, const fo_object *o, ar_buf *out, con
   }
 }
 
-void fo_write_content(const fo_tree *t, uint32_t i, ar_buf *out) {
+void fo_write_content(const fo_tree *t, uint32_t i, buf_t *out) {
   const fo_object *o = &t->obj[i];
   buf_puts(out, type_names[o->type]);
   buf_putc(out, ' ');
@@ -366,7 +366,7 @@ void fo_write_content(const fo_tree *t, uint32_t i, ar_buf *out) {
   else buf_append(out, t->text.p + o->off, o->len);
 }
 
-void fo_write_children_json(const fo_tree *t, uint32_t i, ar_buf *out) {
+void fo_write_children_json(const fo_tree *t, uint32_t i, buf_t *out) {
   buf_putc(out, '[');
   put_child_ids(t, &t->obj[i], out, ",", 1);
   buf_putc(out, ']');
@@ -377,13 +377,13 @@ void fo_write_children_json(const fo_tree *t, uint32_t i, ar_buf *out) {
 void fo_store_init(fo_store *s, uint64_t limit) {
   memset(s, 0, sizeof(*s));
   buf_init(&s->arena, limit);
-  ar_keyset_init(&s->ids);
+  keyset_init(&s->ids);
 }
 
 void fo_store_free(fo_store *s) {
   buf_free(&s->arena);
-  ar_free(s->e);
-  ar_keyset_free(&s->ids);
+  codec_free(s->e);
+  keyset_free(&s->ids);
   memset(s, 0, sizeof(*s));
 }
 
@@ -439,17 +439,17 @@ static int parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const cha
   if (e->nchild > 1) {
     /* Children are unique (they are dict keys in Flower): a hash set, so
     ** a head of many thousand ids is not a quadratic scan. */
-    ar_keyset seen;
+    keyset_t seen;
     int rc = CODEC_OK;
-    ar_keyset_init(&seen);
+    keyset_init(&seen);
     for (k = 0; k < e->nchild && rc == CODEC_OK; k++) {
       const unsigned char *id = c + e->children + k * 65;
-      if (ar_keyset_get(&seen, id, 64) >= 0)
+      if (keyset_get(&seen, id, 64) >= 0)
         rc = codec_fail(err, CODEC_CORRUPT, "object %s lists child %.64s twice", idhex, (const char *)id);
-      else if (ar_keyset_put(&seen, id, 64, (int)k))
-        rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+      else if (keyset_put(&seen, id, 64, (int)k))
+        rc = codec_nomem(err);
     }
-    ar_keyset_free(&seen);
+    keyset_free(&seen);
     if (rc) return rc;
   }
   if (e->type == FO_ARRAY_CHUNK && e->nchild)
@@ -467,7 +467,7 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
   sha256_hex(id, idhex);
   if (memcmp(actual, id, SHA256_DIGEST_SIZE) != 0)
     return codec_fail(err, CODEC_CORRUPT, "object %s: content hashes to %s", idhex, sha256_hex(actual, acthex));
-  if (ar_keyset_get(&s->ids, id, SHA256_DIGEST_SIZE) >= 0) return CODEC_OK; /* same id, same bytes */
+  if (keyset_get(&s->ids, id, SHA256_DIGEST_SIZE) >= 0) return CODEC_OK; /* same id, same bytes */
   memset(&e, 0, sizeof(e));
   if ((rc = parse_head(content, n, &e, idhex, err)) != CODEC_OK) return rc;
   memcpy(e.id, id, SHA256_DIGEST_SIZE);
@@ -475,9 +475,9 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
   e.len = n;
   buf_append(&s->arena, content, n);
   if (s->arena.rc) return buf_error(&s->arena, err);
-  if (s->n == s->cap && ar_grow(&s->e, &s->cap, sizeof(fo_entry))) return codec_fail(err, CODEC_NOMEM, "out of memory");
+  if (s->n == s->cap && buf_grow(&s->e, &s->cap, sizeof(fo_entry))) return codec_nomem(err);
   s->e[s->n] = e;
-  if (ar_keyset_put(&s->ids, id, SHA256_DIGEST_SIZE, (int)s->n)) return codec_fail(err, CODEC_NOMEM, "out of memory");
+  if (keyset_put(&s->ids, id, SHA256_DIGEST_SIZE, (int)s->n)) return codec_nomem(err);
   s->n++;
   return CODEC_OK;
 }
@@ -485,9 +485,9 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
 /* Inflation state shared by the helpers below. */
 typedef struct fo_inflater {
   fo_store *s;
-  ar_buf *out;
+  buf_t *out;
   codec_err *err;
-  ar_buf scratch; /* decoded key, dtype, stype */
+  buf_t scratch; /* decoded key, dtype, stype */
   unsigned char *used; /* per head child of the object being read */
   uint32_t used_cap;
 } fo_inflater;
@@ -502,12 +502,12 @@ static const unsigned char *child_hex(const fo_store *s, const fo_entry *e, uint
 static int find_hex(const fo_store *s, const unsigned char *hex) {
   unsigned char id[SHA256_DIGEST_SIZE];
   if (sha256_from_hex((const char *)hex, 64, id)) return -1;
-  return ar_keyset_get(&s->ids, id, SHA256_DIGEST_SIZE);
+  return keyset_get(&s->ids, id, SHA256_DIGEST_SIZE);
 }
 
 static int used_reset(fo_inflater *f, uint32_t n) {
   if (n > f->used_cap) {
-    unsigned char *p = ar_realloc(f->used, n);
+    unsigned char *p = codec_realloc(f->used, n);
     if (!p) return CODEC_NOMEM;
     f->used = p;
     f->used_cap = n;
@@ -550,7 +550,7 @@ static int unused_child(fo_inflater *f, const fo_entry *parent) {
 typedef struct array_body {
   json_str dtype, stype;
   int ndim;
-  int64_t shape[AR_MAX_DIMS];
+  int64_t shape[RECORD_MAX_DIMS];
   uint64_t data_len;
   json_reader chunks_at;
 } array_body;
@@ -586,7 +586,7 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
   snprintf(what, sizeof(what), "Array %s body", sha256_hex(a->id, hex));
   if ((rc = json_reader_init(&r, content_of(f->s, a) + a->body, a->len - a->body, 0, what, f->err)) != CODEC_OK) return rc;
   if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
-  if ((rc = used_reset(f, a->nchild)) != CODEC_OK) return codec_fail(f->err, rc, "out of memory");
+  if ((rc = used_reset(f, a->nchild)) != CODEC_OK) return codec_fail_rc(f->err, rc);
   for (;;) {
     int field;
     if ((rc = json_next_key(&r, &more, &key)) != CODEC_OK) return rc;
@@ -607,7 +607,7 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
       for (;;) {
         uint64_t d, at;
         if ((rc = json_next(&r, &more)) != CODEC_OK || !more) break;
-        if (b->ndim == AR_MAX_DIMS) return json_fail(&r, "too many dimensions");
+        if (b->ndim == RECORD_MAX_DIMS) return json_fail(&r, "too many dimensions");
         at = r.pos;
         if ((rc = json_uint(&r, &d)) != CODEC_OK) return rc;
         if (d > INT32_MAX) return json_fail_at(&r, at, "dimension does not fit Flower's int32 shape");
@@ -625,7 +625,7 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
 /* One record item: key (decoded), the Array's metadata and its data. */
 static int write_item(fo_inflater *f, const json_str *key, const fo_entry *a) {
   array_body b;
-  ar_item_spec spec;
+  record_item_spec spec;
   uint64_t key_off, dtype_off, stype_off;
   int rc;
   if ((rc = check_children(f, a, FO_ARRAY_CHUNK)) != CODEC_OK) return rc;
@@ -648,7 +648,7 @@ static int write_item(fo_inflater *f, const json_str *key, const fo_entry *a) {
   spec.ndim = b.ndim;
   spec.shape = b.shape;
   spec.data.n = b.data_len;
-  ar_write_item_head(f->out, &spec);
+  record_write_item_head(f->out, &spec);
   if ((rc = read_chunk_ids(f, a, &b.chunks_at, &b.data_len, 1)) != CODEC_OK) return rc;
   if (f->out->rc) return buf_error(f->out, f->err);
   return CODEC_OK;
@@ -658,7 +658,7 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
   char hex[SHA256_HEX_SIZE], what[96];
   json_reader r;
   json_str key, value;
-  ar_keyset keys;
+  keyset_t keys;
   int more, rc, items = 0;
   uint32_t k;
   snprintf(what, sizeof(what), "ArrayRecord %s body", sha256_hex(root->id, hex));
@@ -667,7 +667,7 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
   if ((rc = json_reader_init(&r, content_of(f->s, root) + root->body, root->len - root->body, 0, what, f->err)) != CODEC_OK)
     return rc;
   if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
-  ar_keyset_init(&keys);
+  keyset_init(&keys);
   for (;;) {
     int a;
     if ((rc = json_next_key(&r, &more, &key)) != CODEC_OK || !more) break;
@@ -679,17 +679,17 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
     }
     f->s->e[a].listed = 2; /* used */
     f->scratch.n = 0;
-    if (json_unescape(&key, &f->scratch) || ar_keyset_get(&keys, f->scratch.p, f->scratch.n) >= 0) {
+    if (json_unescape(&key, &f->scratch) || keyset_get(&keys, f->scratch.p, f->scratch.n) >= 0) {
       rc = f->scratch.rc ? buf_error(&f->scratch, f->err) : json_fail_str(&r, &key, "duplicate key");
       break;
     }
-    if (ar_keyset_put(&keys, f->scratch.p, f->scratch.n, items++)) {
-      rc = codec_fail(f->err, CODEC_NOMEM, "out of memory");
+    if (keyset_put(&keys, f->scratch.p, f->scratch.n, items++)) {
+      rc = codec_nomem(f->err);
       break;
     }
     if ((rc = write_item(f, &key, &f->s->e[a])) != CODEC_OK) break;
   }
-  ar_keyset_free(&keys);
+  keyset_free(&keys);
   if (rc == CODEC_OK) rc = json_end(&r);
   for (k = 0; k < root->nchild && rc == CODEC_OK; k++) {
     fo_entry *e = &f->s->e[find_hex(f->s, child_hex(f->s, root, k))];
@@ -700,7 +700,7 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
   return rc;
 }
 
-int fo_inflate(fo_store *s, ar_buf *out, codec_err *err) {
+int fo_inflate(fo_store *s, buf_t *out, codec_err *err) {
   fo_inflater f;
   char hex[SHA256_HEX_SIZE], hex2[SHA256_HEX_SIZE];
   int root = -1, rc;
@@ -721,7 +721,7 @@ int fo_inflate(fo_store *s, ar_buf *out, codec_err *err) {
   s->e[root].reached = 1;
   rc = inflate_record(&f, &s->e[root]);
   buf_free(&f.scratch);
-  ar_free(f.used);
+  codec_free(f.used);
   if (rc) return rc;
   for (k = 0; k < s->n; k++)
     if (!s->e[k].reached)

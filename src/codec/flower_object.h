@@ -36,7 +36,7 @@ const char *fo_type_name(int type);
 
 /* Append s as a JSON string literal the way Python's json.dumps writes it
 ** (ensure_ascii=True). s must be valid UTF-8. */
-void fo_put_pystring(ar_buf *out, const unsigned char *s, uint64_t n);
+void fo_put_pystring(buf_t *out, const unsigned char *s, uint64_t n);
 
 /* --- deflate --------------------------------------------------------------- */
 
@@ -49,12 +49,12 @@ typedef struct fo_object {
 } fo_object;
 
 typedef struct fo_tree {
-  const ar_record *rec;
+  const record_t *rec;
   fo_object *obj; /* post-order; the ArrayRecord is obj[n - 1] */
   uint32_t n, cap;
   uint32_t *child; /* object indices */
   uint32_t nchild_total, child_cap;
-  ar_buf text; /* Array and ArrayRecord bodies */
+  buf_t text; /* Array and ArrayRecord bodies */
 } fo_tree;
 
 void fo_tree_init(fo_tree *t);
@@ -63,17 +63,17 @@ void fo_tree_free(fo_tree *t);
 /* Deflate a parsed record (views stay pointing into its BLOB, which must
 ** outlive the tree). chunk_size is FO_CHUNK_SIZE except in tests.
 ** CODEC_NOMEM or CODEC_TOOBIG (more objects than fit an index). */
-int fo_deflate(fo_tree *t, const ar_record *rec, uint64_t chunk_size, codec_err *err);
+int fo_deflate(fo_tree *t, const record_t *rec, uint64_t chunk_size, codec_err *err);
 
 /* The content of object i: its size, and appending it to out. */
 uint64_t fo_content_size(const fo_tree *t, uint32_t i);
-void fo_write_content(const fo_tree *t, uint32_t i, ar_buf *out);
+void fo_write_content(const fo_tree *t, uint32_t i, buf_t *out);
 /* Object i's child ids as a JSON array: ["<id>","<id>"] ([] when none). */
-void fo_write_children_json(const fo_tree *t, uint32_t i, ar_buf *out);
+void fo_write_children_json(const fo_tree *t, uint32_t i, buf_t *out);
 
 /* The object id of one Array (dtype, shape, stype, data of spec; the key is
 ** not part of it), without building a tree. */
-int fo_array_id(const ar_item_spec *spec, uint64_t chunk_size, unsigned char id[SHA256_DIGEST_SIZE],
+int fo_array_id(const record_item_spec *spec, uint64_t chunk_size, unsigned char id[SHA256_DIGEST_SIZE],
                 codec_err *err);
 
 /* --- inflate --------------------------------------------------------------- */
@@ -90,10 +90,10 @@ typedef struct fo_entry {
 } fo_entry;
 
 typedef struct fo_store {
-  ar_buf arena;   /* contents, copied as they arrive */
+  buf_t arena;   /* contents, copied as they arrive */
   fo_entry *e;
   uint32_t n, cap;
-  ar_keyset ids;  /* id -> entry index */
+  keyset_t ids;  /* id -> entry index */
 } fo_store;
 
 /* limit caps the bytes kept (CODEC_TOOBIG beyond it). */
@@ -110,6 +110,6 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
 ** every child present and of the right type, bodies well formed and
 ** consistent with their heads, every object part of the tree. The record
 ** BLOB (canonical Flower serde bytes) is appended to out. */
-int fo_inflate(fo_store *s, ar_buf *out, codec_err *err);
+int fo_inflate(fo_store *s, buf_t *out, codec_err *err);
 
 #endif

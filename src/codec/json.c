@@ -21,7 +21,7 @@
 
 /* --- output ---------------------------------------------------------------- */
 
-void json_put_string(ar_buf *out, const unsigned char *s, uint64_t n) {
+void json_put_string(buf_t *out, const unsigned char *s, uint64_t n) {
   static const char hex[] = "0123456789abcdef";
   uint64_t i, run = 0;
   buf_putc(out, '"');
@@ -174,7 +174,7 @@ void json_format_float(char *out, double v, int bits) {
   }
 }
 
-void json_put_float(ar_buf *out, double v, int bits) {
+void json_put_float(buf_t *out, double v, int bits) {
   char text[40];
   if (v != v) {
     buf_puts(out, "\"NaN\"");
@@ -192,7 +192,7 @@ static int float_bits_of(dt_type t) {
   return (int)size * 8;
 }
 
-void json_put_value(ar_buf *out, const dt_value *v, dt_type t) {
+void json_put_value(buf_t *out, const dt_value *v, dt_type t) {
   switch (v->kind) {
     case DT_KIND_BOOL: buf_puts(out, v->i ? "true" : "false"); break;
     case DT_KIND_INT: buf_printf(out, "%lld", (long long)v->i); break;
@@ -208,7 +208,7 @@ void json_put_value(ar_buf *out, const dt_value *v, dt_type t) {
 }
 
 /* Nested empty lists down to the first zero-length axis ([[], []] for (2,0,3)). */
-static void json_put_empty(ar_buf *out, int ndim, const int64_t *shape) {
+static void json_put_empty(buf_t *out, int ndim, const int64_t *shape) {
   int64_t k;
   if (ndim == 0 || shape[0] == 0) {
     buf_puts(out, "[]");
@@ -222,7 +222,7 @@ static void json_put_empty(ar_buf *out, int ndim, const int64_t *shape) {
   buf_putc(out, ']');
 }
 
-void json_put_array(ar_buf *out, const unsigned char *cdata, dt_dtype d, int ndim,
+void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim,
                     const int64_t *shape) {
   uint64_t numel = 1, i, idx[NPY_MAX_DIMS];
   size_t itemsize = dt_size(d.type);
@@ -555,7 +555,7 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
 }
 
 int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim,
-                     int64_t *shape, ar_buf *out, codec_err *err) {
+                     int64_t *shape, buf_t *out, codec_err *err) {
   jscan j = {s, 0, n, err};
   jshape sh;
   int rc, k, out_ndim;

@@ -17,20 +17,20 @@
 #include "codec/npy.h"
 
 /* Append a JSON string literal (s is UTF-8). */
-void json_put_string(ar_buf *out, const unsigned char *s, uint64_t n);
+void json_put_string(buf_t *out, const unsigned char *s, uint64_t n);
 /* Append a float with the shortest round-trip digits at `bits` precision
 ** (16, 32 or 64); non-finite values as strings. */
-void json_put_float(ar_buf *out, double v, int bits);
+void json_put_float(buf_t *out, double v, int bits);
 /* Append one element: bool as true/false, integers exactly, floats as
 ** above, complex as [re, im]. */
-void json_put_value(ar_buf *out, const dt_value *v, dt_type t);
+void json_put_value(buf_t *out, const dt_value *v, dt_type t);
 /* Shortest text that reads back as v at `bits` precision, without the
 ** JSON string quoting of non-finite values ("nan", "inf", "-inf").
 ** out must hold 32 bytes. */
 void json_format_float(char *out, double v, int bits);
 
 /* Append a whole C-order payload as nested lists (scalar for ndim 0). */
-void json_put_array(ar_buf *out, const unsigned char *cdata, dt_dtype d, int ndim,
+void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim,
                     const int64_t *shape);
 
 /* Parse a shape: a JSON array of non-negative integers ("[2,3]", "[]"), or a
@@ -46,6 +46,6 @@ int json_parse_newshape(const char *s, uint64_t n, int *ndim, int64_t *shape, co
 ** innermost lists. The payload is appended to out (native byte order unless
 ** d says otherwise); shape is returned in ndim/shape. */
 int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim,
-                     int64_t *shape, ar_buf *out, codec_err *err);
+                     int64_t *shape, buf_t *out, codec_err *err);
 
 #endif

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codec/record.h" /* ar_utf8_valid */
 
 /* Whatever was expected, text that stops early says so: "unexpected end of
 ** JSON" reads better for a truncated header than "expected ',' or '}'". */
@@ -31,7 +30,7 @@ int json_reader_init(json_reader *r, const void *text, uint64_t n, uint64_t base
   r->depth = 0;
   r->what = what;
   r->err = err;
-  if (!ar_utf8_valid(r->s, n)) return codec_fail(err, CODEC_CORRUPT, "%s is not valid UTF-8", what);
+  if (!codec_utf8_valid(r->s, n)) return codec_fail(err, CODEC_CORRUPT, "%s is not valid UTF-8", what);
   return CODEC_OK;
 }
 
@@ -287,7 +286,7 @@ static size_t utf8_encode(uint32_t cp, unsigned char *out) {
   return 4;
 }
 
-int json_unescape(const json_str *s, ar_buf *out) {
+int json_unescape(const json_str *s, buf_t *out) {
   uint64_t i = 0;
   if (!s->escaped) {
     buf_append(out, s->p, s->n);

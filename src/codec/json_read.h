@@ -73,7 +73,7 @@ int json_fail_at(json_reader *r, uint64_t pos, const char *problem);
 int json_fail_str(json_reader *r, const json_str *s, const char *problem);
 
 /* Append the decoded UTF-8 of a string (CODEC_OK, or the buffer's rc). */
-int json_unescape(const json_str *s, ar_buf *out);
+int json_unescape(const json_str *s, buf_t *out);
 /* Does the decoded string equal the NUL-terminated UTF-8 text lit? */
 int json_str_eq(const json_str *s, const char *lit);
 

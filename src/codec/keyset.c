@@ -17,7 +17,7 @@ static uint64_t ks_mix(uint64_t x) {
 
 /* FNV-1a, seeded and mixed: slots are taken from the low bits, which plain
 ** FNV-1a lets anyone collide offline. */
-static uint64_t ks_hash(const ar_keyset *ks, const unsigned char *p, uint64_t n) {
+static uint64_t ks_hash(const keyset_t *ks, const unsigned char *p, uint64_t n) {
   uint64_t h = UINT64_C(1469598103934665603);
   while (n--) h = (h ^ *p++) * UINT64_C(1099511628211);
   return ks_mix(h ^ ks->seed);
@@ -25,28 +25,28 @@ static uint64_t ks_hash(const ar_keyset *ks, const unsigned char *p, uint64_t n)
 
 /* A seed nobody outside this process knows: where the set and this code
 ** live (address-space randomisation) and the time. */
-static uint64_t ks_new_seed(const ar_keyset *ks) {
+static uint64_t ks_new_seed(const keyset_t *ks) {
   uint64_t s = (uint64_t)(uintptr_t)ks;
   s = ks_mix(s ^ (uint64_t)(uintptr_t)&ks_new_seed);
   s = ks_mix(s ^ (uint64_t)time(NULL));
   return ks_mix(s ^ (uint64_t)clock());
 }
 
-void ar_keyset_init(ar_keyset *ks) {
+void keyset_init(keyset_t *ks) {
   buf_init(&ks->arena, UINT64_MAX);
   ks->slots = NULL;
   ks->cap = ks->count = 0;
   ks->seed = ks_new_seed(ks);
 }
 
-void ar_keyset_free(ar_keyset *ks) {
+void keyset_free(keyset_t *ks) {
   buf_free(&ks->arena);
-  ar_free(ks->slots);
+  codec_free(ks->slots);
   ks->slots = NULL;
   ks->cap = ks->count = 0;
 }
 
-static uint64_t ks_find(const ar_keyset *ks, const unsigned char *key, uint64_t n, uint64_t h) {
+static uint64_t ks_find(const keyset_t *ks, const unsigned char *key, uint64_t n, uint64_t h) {
   uint64_t i = h & (ks->cap - 1);
   while (ks->slots[i].value >= 0) {
     const ks_slot *s = &ks->slots[i];
@@ -57,16 +57,16 @@ static uint64_t ks_find(const ar_keyset *ks, const unsigned char *key, uint64_t 
   return i;
 }
 
-int ar_keyset_get(const ar_keyset *ks, const void *key, uint64_t n) {
+int keyset_get(const keyset_t *ks, const void *key, uint64_t n) {
   if (!ks->cap) return -1;
   return ks->slots[ks_find(ks, key, n, ks_hash(ks, key, n))].value;
 }
 
-static int ks_grow(ar_keyset *ks) {
+static int ks_grow(keyset_t *ks) {
   uint64_t cap = ks->cap ? ks->cap * 2 : 64, i;
   ks_slot *old = ks->slots, *slots;
   uint64_t old_cap = ks->cap;
-  slots = ar_malloc(cap * sizeof(ks_slot));
+  slots = codec_malloc(cap * sizeof(ks_slot));
   if (!slots) return CODEC_NOMEM;
   for (i = 0; i < cap; i++) slots[i].value = -1;
   ks->slots = slots;
@@ -78,11 +78,11 @@ static int ks_grow(ar_keyset *ks) {
       slots[j] = old[i];
     }
   }
-  ar_free(old);
+  codec_free(old);
   return CODEC_OK;
 }
 
-int ar_keyset_put(ar_keyset *ks, const void *key, uint64_t n, int value) {
+int keyset_put(keyset_t *ks, const void *key, uint64_t n, int value) {
   uint64_t h = ks_hash(ks, key, n), i, off = ks->arena.n;
   if ((ks->count + 1) * 2 > ks->cap && ks_grow(ks)) return CODEC_NOMEM;
   buf_append(&ks->arena, key, n);

@@ -16,18 +16,18 @@ typedef struct ks_slot {
   int value; /* -1: empty slot */
 } ks_slot;
 
-typedef struct ar_keyset {
-  ar_buf arena;
+typedef struct keyset_t {
+  buf_t arena;
   ks_slot *slots;
   uint64_t cap, count;
   uint64_t seed; /* per set, so colliding keys cannot be made in advance */
-} ar_keyset;
+} keyset_t;
 
-void ar_keyset_init(ar_keyset *ks);
-void ar_keyset_free(ar_keyset *ks);
+void keyset_init(keyset_t *ks);
+void keyset_free(keyset_t *ks);
 /* The value stored for key, or -1. */
-int ar_keyset_get(const ar_keyset *ks, const void *key, uint64_t n);
+int keyset_get(const keyset_t *ks, const void *key, uint64_t n);
 /* Store key -> value (key must not be present). CODEC_OK or CODEC_NOMEM. */
-int ar_keyset_put(ar_keyset *ks, const void *key, uint64_t n, int value);
+int keyset_put(keyset_t *ks, const void *key, uint64_t n, int value);
 
 #endif

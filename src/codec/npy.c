@@ -403,7 +403,7 @@ uint64_t npy_header_size(dt_dtype d, int ndim, const int64_t *shape, int fortran
   return 8 + 2 + body;
 }
 
-void npy_write_header(ar_buf *out, dt_dtype d, int ndim, const int64_t *shape, int fortran_order) {
+void npy_write_header(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, int fortran_order) {
   char text[NPY_DICT_MAX];
   size_t len = npy_dict_text(text, d, ndim, shape, fortran_order);
   uint64_t body = npy_padded(len, 2);
@@ -429,7 +429,7 @@ void npy_write_header(ar_buf *out, dt_dtype d, int ndim, const int64_t *shape, i
   dst[body - 1] = '\n';
 }
 
-void npy_write(ar_buf *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload,
+void npy_write(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload,
                uint64_t nbytes) {
   npy_write_header(out, d, ndim, shape, 0);
   buf_append(out, payload, nbytes);
@@ -510,7 +510,23 @@ size_t npy_shape_format(char *out, int ndim, const int64_t *shape) {
   return len;
 }
 
-void npy_shape_json(ar_buf *out, int ndim, const int64_t *shape) {
+void npy_shape_json(buf_t *out, int ndim, const int64_t *shape) {
   char text[NPY_SHAPE_JSON_MAX];
   buf_append(out, text, npy_shape_format(text, ndim, shape));
+}
+
+unsigned char *npy_begin(buf_t *out, const npy_array *res) {
+  if (buf_reserve(out, npy_header_size(res->dtype, res->ndim, res->shape, res->fortran_order) + res->nbytes))
+    return NULL;
+  npy_write_header(out, res->dtype, res->ndim, res->shape, res->fortran_order);
+  return buf_extend(out, res->nbytes);
+}
+
+const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
+  *owned = NULL;
+  if (!a->fortran_order || a->ndim <= 1 || a->numel <= 1) return a->data;
+  *owned = codec_malloc(a->nbytes ? a->nbytes : 1);
+  if (!*owned) return NULL;
+  npy_fortran_to_c(a->data, *owned, a->ndim, a->shape, dt_size(a->dtype.type));
+  return *owned;
 }

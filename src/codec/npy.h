@@ -45,10 +45,10 @@ int npy_shape_numel(int ndim, const int64_t *shape, uint64_t *numel, codec_err *
 uint64_t npy_header_size(dt_dtype d, int ndim, const int64_t *shape, int fortran_order);
 
 /* Append the header numpy.save writes (magic .. '\n') to out. */
-void npy_write_header(ar_buf *out, dt_dtype d, int ndim, const int64_t *shape, int fortran_order);
+void npy_write_header(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, int fortran_order);
 
 /* Append a complete .npy (header + payload) of a C-order payload. */
-void npy_write(ar_buf *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload,
+void npy_write(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload,
                uint64_t nbytes);
 
 /* Copy a Fortran-order payload into C order (dst must hold nbytes). */
@@ -56,7 +56,7 @@ void npy_fortran_to_c(const unsigned char *src, unsigned char *dst, int ndim, co
                       size_t itemsize);
 
 /* Append the shape as a JSON array: "[2,3]", "[]" for a scalar. */
-void npy_shape_json(ar_buf *out, int ndim, const int64_t *shape);
+void npy_shape_json(buf_t *out, int ndim, const int64_t *shape);
 /* The same text into out (NPY_SHAPE_JSON_MAX bytes, not terminated);
 ** returns its length. */
 #define NPY_SHAPE_JSON_MAX (2 + NPY_MAX_DIMS * 21)
@@ -65,5 +65,15 @@ size_t npy_shape_format(char *out, int ndim, const int64_t *shape);
 /* Byte offset, within the payload, of the element at C-order flat index i
 ** (accounts for Fortran order). */
 uint64_t npy_element_offset(const npy_array *a, uint64_t i);
+
+/* A computed array's .npy file: res describes it without data (dtype,
+** order, shape, numel, nbytes). Writes its numpy.save header into out and
+** returns where its payload (res->nbytes bytes) goes, or NULL when the buffer
+** failed (its rc says why). */
+unsigned char *npy_begin(buf_t *out, const npy_array *res);
+
+/* The array's payload in C order: a view when it already is, otherwise a
+** copy in *owned (freed by the caller with codec_free). NULL on NOMEM. */
+const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 
 #endif

@@ -43,11 +43,11 @@ static void wr64(unsigned char *p, uint64_t v) {
 /* zlib allocates through the codec hooks. */
 static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
   (void)opaque;
-  return ar_malloc((uint64_t)items * size); /* uInt x uInt fits in 64 bits */
+  return codec_malloc((uint64_t)items * size); /* uInt x uInt fits in 64 bits */
 }
 static void z_free(voidpf opaque, voidpf p) {
   (void)opaque;
-  ar_free(p);
+  codec_free(p);
 }
 
 static uint32_t crc_of(const unsigned char *p, uint64_t n) {
@@ -115,12 +115,12 @@ static int find_directory(const unsigned char *blob, uint64_t n, uint64_t *cd_of
   return CODEC_OK;
 }
 
-static const char *member_name(const zip_entry *e, char *q) { return ar_quote_key(q, AR_QUOTE_MAX, e->name, e->name_len); }
+static const char *member_name(const zip_entry *e, char *q) { return codec_quote(q, CODEC_QUOTE_MAX, e->name, e->name_len); }
 
 /* ZIP64 extra field (id 1) of a central directory entry: the 64-bit values
 ** of the fields set to all ones, in the order usize, csize, local offset. */
 static int zip64_extra(const unsigned char *x, uint32_t len, zip_entry *e, codec_err *err) {
-  char q[AR_QUOTE_MAX];
+  char q[CODEC_QUOTE_MAX];
   while (len >= 4) {
     uint32_t id = rd16(x), size = rd16(x + 2);
     if (size > len - 4) break;
@@ -145,9 +145,9 @@ static int zip64_extra(const unsigned char *x, uint32_t len, zip_entry *e, codec
 }
 
 /* The inflated or stored bytes of one member: a view (stored) or scratch. */
-static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e, uint64_t limit, ar_buf *scratch,
+static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e, uint64_t limit, buf_t *scratch,
                        const unsigned char **data, codec_err *err) {
-  char q[AR_QUOTE_MAX];
+  char q[CODEC_QUOTE_MAX];
   const unsigned char *lh;
   uint64_t start;
   if (e->local > n || n - e->local < LOCAL_SIZE || rd32(blob + e->local) != SIG_LOCAL)
@@ -171,11 +171,11 @@ static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e
     z_stream zs;
     int zr, overflow = 0;
     scratch->n = 0;
-    if (!buf_extend(scratch, e->usize ? e->usize : 1)) return codec_fail(err, scratch->rc, "out of memory");
+    if (!buf_extend(scratch, e->usize ? e->usize : 1)) return codec_fail_rc(err, scratch->rc);
     memset(&zs, 0, sizeof(zs));
     zs.zalloc = z_alloc;
     zs.zfree = z_free;
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return codec_fail(err, CODEC_NOMEM, "out of memory");
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return codec_nomem(err);
     /* Sizes below 4 GiB here: the BLOB and the limit are below 2 GiB. */
     zs.next_in = (Bytef *)(uintptr_t)(blob + start);
     zs.avail_in = (uInt)e->csize;
@@ -195,7 +195,7 @@ static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e
     if (overflow)
       return codec_fail(err, CODEC_CORRUPT, "member '%s' inflates to more than its stated %llu bytes", member_name(e, q),
                         (unsigned long long)e->usize);
-    if (zr == Z_MEM_ERROR) return codec_fail(err, CODEC_NOMEM, "out of memory");
+    if (zr == Z_MEM_ERROR) return codec_nomem(err);
     if (zr != Z_STREAM_END)
       return codec_fail(err, CODEC_CORRUPT, "member '%s' has corrupt or truncated deflate data", member_name(e, q));
     if (zs.total_out != e->usize)
@@ -207,11 +207,11 @@ static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e
 }
 
 /* Append one member as an item. */
-static int member_item(const zip_entry *e, const unsigned char *data, ar_buf *out, codec_err *err) {
-  char q[AR_QUOTE_MAX], dtname[DT_NAME_MAX];
+static int member_item(const zip_entry *e, const unsigned char *data, buf_t *out, codec_err *err) {
+  char q[CODEC_QUOTE_MAX], dtname[DT_NAME_MAX];
   npy_array a;
-  ar_item_spec spec;
-  ar_span key, bytes;
+  record_item_spec spec;
+  codec_span key, bytes;
   int rc, big;
   if ((rc = npy_parse(data, e->usize, &a, err)) != CODEC_OK) {
     char msg[sizeof(err->msg)];
@@ -226,14 +226,14 @@ static int member_item(const zip_entry *e, const unsigned char *data, ar_buf *ou
   bytes.p = data;
   bytes.n = a.header_len + a.nbytes; /* bytes after the payload are not stored, as ar() does */
   array_numpy_spec(&spec, key, &a, bytes, dtname);
-  ar_write_item(out, &spec);
-  if (out->rc) return codec_fail(err, out->rc, out->rc == CODEC_NOMEM ? "out of memory" : "result too large");
+  record_write_item(out, &spec);
+  if (out->rc) return codec_fail_rc(err, out->rc);
   return CODEC_OK;
 }
 
 /* One central directory entry at p (left bytes); *size gets its length. */
 static int central_entry(const unsigned char *p, uint64_t left, zip_entry *e, uint64_t *size, codec_err *err) {
-  char q[AR_QUOTE_MAX];
+  char q[CODEC_QUOTE_MAX];
   uint32_t extra_len, comment_len;
   int rc;
   if (left < CENTRAL_SIZE || rd32(p) != SIG_CENTRAL) return codec_fail(err, CODEC_CORRUPT, "bad central directory entry");
@@ -251,7 +251,7 @@ static int central_entry(const unsigned char *p, uint64_t left, zip_entry *e, ui
   if (*size > left) return codec_fail(err, CODEC_CORRUPT, "bad central directory entry");
   e->name = p + CENTRAL_SIZE;
   if ((rc = zip64_extra(p + CENTRAL_SIZE + e->name_len, extra_len, e, err)) != CODEC_OK) return rc;
-  if (!ar_utf8_valid(e->name, e->name_len)) return codec_fail(err, CODEC_UNSUPPORTED, "member name is not UTF-8");
+  if (!codec_utf8_valid(e->name, e->name_len)) return codec_fail(err, CODEC_UNSUPPORTED, "member name is not UTF-8");
   if (e->flags & 0x41) return codec_fail(err, CODEC_UNSUPPORTED, "member '%s' is encrypted", member_name(e, q));
   if (e->method != 0 && e->method != 8)
     return codec_fail(err, CODEC_UNSUPPORTED, "member '%s' uses compression method %u (only stored and deflate are read)",
@@ -261,30 +261,30 @@ static int central_entry(const unsigned char *p, uint64_t left, zip_entry *e, ui
   return CODEC_OK;
 }
 
-int npz_to_record(const unsigned char *blob, uint64_t n, uint64_t limit, ar_buf *out, codec_err *err) {
+int npz_to_record(const unsigned char *blob, uint64_t n, uint64_t limit, buf_t *out, codec_err *err) {
   uint64_t cd_off = 0, cd_size = 0, count = 0, i, pos;
-  ar_keyset keys;
-  ar_buf scratch;
+  keyset_t keys;
+  buf_t scratch;
   int rc;
   if ((rc = find_directory(blob, n, &cd_off, &cd_size, &count, err)) != CODEC_OK) return rc;
   if (count > cd_size / CENTRAL_SIZE)
     return codec_fail(err, CODEC_CORRUPT, "central directory claims %llu entries in %llu bytes",
                       (unsigned long long)count, (unsigned long long)cd_size);
-  ar_keyset_init(&keys);
+  keyset_init(&keys);
   buf_init(&scratch, limit ? limit : 1);
   for (i = 0, pos = cd_off; i < count; i++) {
     zip_entry e;
     uint64_t size = 0;
     const unsigned char *data = NULL;
-    char q[AR_QUOTE_MAX];
+    char q[CODEC_QUOTE_MAX];
     if ((rc = central_entry(blob + pos, cd_off + cd_size - pos, &e, &size, err)) != CODEC_OK) break;
     pos += size;
-    if (ar_keyset_get(&keys, e.name, e.name_len) >= 0) {
+    if (keyset_get(&keys, e.name, e.name_len) >= 0) {
       rc = codec_fail(err, CODEC_CORRUPT, "duplicate member '%s'", member_name(&e, q));
       break;
     }
-    if (ar_keyset_put(&keys, e.name, e.name_len, (int)i)) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+    if (keyset_put(&keys, e.name, e.name_len, (int)i)) {
+      rc = codec_nomem(err);
       break;
     }
     if ((rc = member_data(blob, n, &e, limit, &scratch, &data, err)) != CODEC_OK) break;
@@ -295,7 +295,7 @@ int npz_to_record(const unsigned char *blob, uint64_t n, uint64_t limit, ar_buf 
     if ((rc = member_item(&e, data, out, err)) != CODEC_OK) break;
   }
   buf_free(&scratch);
-  ar_keyset_free(&keys);
+  keyset_free(&keys);
   return rc;
 }
 
@@ -317,7 +317,7 @@ typedef struct zip_written {
 } zip_written;
 
 /* Deflate src into out as Python's zlib.compressobj(-1, DEFLATED, -15). */
-static int deflate_into(ar_buf *out, const unsigned char *src, uint64_t n, uint64_t *csize, codec_err *err) {
+static int deflate_into(buf_t *out, const unsigned char *src, uint64_t n, uint64_t *csize, codec_err *err) {
   z_stream zs;
   uLong bound;
   unsigned char *dst;
@@ -326,11 +326,11 @@ static int deflate_into(ar_buf *out, const unsigned char *src, uint64_t n, uint6
   zs.zalloc = z_alloc;
   zs.zfree = z_free;
   if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return codec_fail(err, CODEC_NOMEM, "out of memory");
+    return codec_nomem(err);
   bound = deflateBound(&zs, (uLong)n);
   if (buf_reserve(out, bound) != CODEC_OK) {
     deflateEnd(&zs);
-    return codec_fail(err, out->rc, out->rc == CODEC_NOMEM ? "out of memory" : "result too large");
+    return codec_fail_rc(err, out->rc);
   }
   dst = out->p + out->n;
   zs.next_in = (Bytef *)(uintptr_t)src;
@@ -373,17 +373,17 @@ static void put_zip64_extra(unsigned char *x, const zip_written *w) {
   wr64(x + 12, w->csize);
 }
 
-int npz_from_record(const ar_record *rec, int compress, ar_buf *out, codec_err *err) {
+int npz_from_record(const record_t *rec, int compress, buf_t *out, codec_err *err) {
   zip_written *w;
-  ar_buf npy;
+  buf_t npy;
   uint64_t cd_start;
   int i, rc = CODEC_OK, method = compress ? 8 : 0;
   if (rec->n > 0xffff) return codec_fail(err, CODEC_UNSUPPORTED, "more than 65535 arrays need ZIP64, which is not written");
-  w = ar_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(zip_written));
-  if (!w) return codec_fail(err, CODEC_NOMEM, "out of memory");
+  w = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(zip_written));
+  if (!w) return codec_nomem(err);
   buf_init(&npy, out->limit);
   for (i = 0; i < rec->n && rc == CODEC_OK; i++) {
-    const ar_item *it = &rec->items[i];
+    const record_item *it = &rec->items[i];
     const unsigned char *data;
     uint64_t head_at, name_len = it->key.n + 4;
     unsigned char *h;
@@ -391,20 +391,20 @@ int npz_from_record(const ar_record *rec, int compress, ar_buf *out, codec_err *
     if ((rc = array_open(it, i, &a, err)) != CODEC_OK) break;
     if (name_len > 0xffff || memchr(it->key.p, 0, (size_t)it->key.n)) {
       /* Python's zipfile cuts a member name at its first NUL. */
-      char q[AR_QUOTE_MAX];
+      char q[CODEC_QUOTE_MAX];
       rc = codec_fail(err, CODEC_UNSUPPORTED, "key '%s' cannot be a zip member name (%s, item %d)",
-                      ar_quote_key(q, sizeof(q), it->key.p, it->key.n),
+                      codec_quote(q, sizeof(q), it->key.p, it->key.n),
                       name_len > 0xffff ? "too long" : "it holds a NUL", i);
       break;
     }
-    if (ar_item_is_numpy(it)) {
+    if (record_item_is_numpy(it)) {
       data = it->data.p;
       w[i].usize = it->data.n;
     } else { /* a raw legacy item: its .npy, as numpy.save writes it */
       npy.n = 0;
       array_write_npy(&npy, it, &a);
       if (npy.rc) {
-        rc = codec_fail(err, npy.rc, npy.rc == CODEC_NOMEM ? "out of memory" : "result too large");
+        rc = codec_fail_rc(err, npy.rc);
         break;
       }
       data = npy.p;
@@ -432,7 +432,7 @@ int npz_from_record(const ar_record *rec, int compress, ar_buf *out, codec_err *
   }
   cd_start = out->n;
   for (i = 0; i < rec->n && rc == CODEC_OK && !out->rc; i++) {
-    const ar_item *it = &rec->items[i];
+    const record_item *it = &rec->items[i];
     unsigned char *c = buf_extend(out, CENTRAL_SIZE);
     if (!c) break;
     wr32(c, SIG_CENTRAL);
@@ -467,8 +467,8 @@ int npz_from_record(const ar_record *rec, int compress, ar_buf *out, codec_err *
       if (out->n > 0xffffffffu) rc = codec_fail(err, CODEC_TOOBIG, "archive over 4 GiB needs ZIP64, which is not written");
     }
   }
-  if (rc == CODEC_OK && out->rc) rc = codec_fail(err, out->rc, out->rc == CODEC_NOMEM ? "out of memory" : "result too large");
+  if (rc == CODEC_OK && out->rc) rc = codec_fail_rc(err, out->rc);
   buf_free(&npy);
-  ar_free(w);
+  codec_free(w);
   return rc;
 }

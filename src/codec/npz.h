@@ -16,7 +16,7 @@
 ** ZIP64 extra field NumPy's force_zip64 adds), central directory, fixed
 ** 1980-01-01 timestamps and attributes — and, with compress, deflates each
 ** member as np.savez_compressed does (zlib, default level, raw deflate).
-** zlib's allocations go through ar_malloc/ar_free.
+** zlib's allocations go through codec_malloc/codec_free.
 */
 #ifndef AR_NPZ_H
 #define AR_NPZ_H
@@ -28,10 +28,10 @@
 ** in archive order, keyed by their names without ".npy", holding the .npy
 ** up to the end of its payload (as ar() stores it); a member's stated
 ** (uncompressed) size above limit gives CODEC_TOOBIG. */
-int npz_to_record(const unsigned char *blob, uint64_t n, uint64_t limit, ar_buf *out, codec_err *err);
+int npz_to_record(const unsigned char *blob, uint64_t n, uint64_t limit, buf_t *out, codec_err *err);
 
 /* Append an archive of the record's arrays to out (raw legacy items are
 ** written as the .npy numpy.save would make of them). */
-int npz_from_record(const ar_record *rec, int compress, ar_buf *out, codec_err *err);
+int npz_from_record(const record_t *rec, int compress, buf_t *out, codec_err *err);
 
 #endif

@@ -43,16 +43,16 @@ static int pb_varint(pb_reader *r, uint64_t *out) {
 typedef struct pb_ctx {
   codec_err *err;
   int item;           /* -1 outside items */
-  const ar_item *cur; /* the item being parsed, for its key */
+  const record_item *cur; /* the item being parsed, for its key */
 } pb_ctx;
 
 static int pb_error(const pb_ctx *ctx, int code, const char *what, uint64_t at) {
-  char where[AR_QUOTE_MAX + 40];
+  char where[CODEC_QUOTE_MAX + 40];
   where[0] = 0;
   if (ctx->item >= 0) {
     if (ctx->cur) {
-      char q[AR_QUOTE_MAX];
-      ar_quote_key(q, sizeof(q), ctx->cur->key.p, ctx->cur->key.n);
+      char q[CODEC_QUOTE_MAX];
+      codec_quote(q, sizeof(q), ctx->cur->key.p, ctx->cur->key.n);
       snprintf(where, sizeof(where), " (item %d, key '%s')", ctx->item, q);
     } else {
       snprintf(where, sizeof(where), " (item %d)", ctx->item);
@@ -147,9 +147,9 @@ static int pb_shape_value(uint64_t raw, const pb_ctx *ctx, uint64_t at, int *ndi
     snprintf(what, sizeof(what), "record blob has negative dimension %d", dim);
     return pb_error(ctx, CODEC_CORRUPT, what, at);
   }
-  if (*ndim >= AR_MAX_DIMS) {
+  if (*ndim >= RECORD_MAX_DIMS) {
     char what[64];
-    snprintf(what, sizeof(what), "record blob has a shape with more than %d dimensions", AR_MAX_DIMS);
+    snprintf(what, sizeof(what), "record blob has a shape with more than %d dimensions", RECORD_MAX_DIMS);
     return pb_error(ctx, CODEC_CORRUPT, what, at);
   }
   if (out) out[*ndim] = dim;
@@ -158,7 +158,7 @@ static int pb_shape_value(uint64_t raw, const pb_ctx *ctx, uint64_t at, int *ndi
 }
 
 /* Parse one Array message (or one occurrence of it, merging into `it`). */
-static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, ar_item *it,
+static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, record_item *it,
                     const pb_ctx *ctx, int64_t *shape_out) {
   pb_reader r = {blob, start, end};
   int rc;
@@ -186,7 +186,7 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, ar_
         return pb_wrong_type(ctx, "Array.shape", wt, at);
       }
     } else if (field == 1 || field == 3 || field == 4) {
-      ar_span *dst = field == 1 ? &it->dtype : field == 3 ? &it->stype : &it->data;
+      codec_span *dst = field == 1 ? &it->dtype : field == 3 ? &it->stype : &it->data;
       if (wt != WT_LEN) {
         return pb_wrong_type(ctx, field == 1 ? "Array.dtype" : field == 3 ? "Array.stype" : "Array.data", wt, at);
       }
@@ -203,7 +203,7 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, ar_
 static const unsigned char empty_bytes[1] = {0};
 
 /* Parse one Item message at blob[start..end). */
-static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, ar_item *it,
+static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, record_item *it,
                    pb_ctx *ctx) {
   pb_reader r = {blob, start, end};
   int rc;
@@ -230,22 +230,22 @@ static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, ar_i
       return rc;
     }
   }
-  if (!ar_utf8_valid(it->key.p, it->key.n)) {
+  if (!codec_utf8_valid(it->key.p, it->key.n)) {
     ctx->cur = NULL; /* the key is not printable */
     return pb_error(ctx, CODEC_CORRUPT, "record key is not valid UTF-8", start);
   }
   ctx->cur = it;
-  if (!ar_utf8_valid(it->dtype.p, it->dtype.n)) return pb_error(ctx, CODEC_CORRUPT, "record dtype is not valid UTF-8", start);
-  if (!ar_utf8_valid(it->stype.p, it->stype.n)) return pb_error(ctx, CODEC_CORRUPT, "record stype is not valid UTF-8", start);
+  if (!codec_utf8_valid(it->dtype.p, it->dtype.n)) return pb_error(ctx, CODEC_CORRUPT, "record dtype is not valid UTF-8", start);
+  if (!codec_utf8_valid(it->stype.p, it->stype.n)) return pb_error(ctx, CODEC_CORRUPT, "record stype is not valid UTF-8", start);
   return CODEC_OK;
 }
 
-int ar_item_shape(const ar_item *item, int64_t *shape) {
+int record_item_shape(const record_item *item, int64_t *shape) {
   /* Rescan the item: every `value` occurrence contributes its shape fields,
   ** in order (protobuf merge semantics). The item parsed once already. */
   pb_reader r = {item->msg.p, 0, item->msg.n};
   pb_ctx ctx = {NULL, -1, NULL};
-  ar_item scratch;
+  record_item scratch;
   memset(&scratch, 0, sizeof(scratch));
   while (r.pos < r.end) {
     uint64_t field, s, len;
@@ -263,27 +263,27 @@ int ar_item_shape(const ar_item *item, int64_t *shape) {
 
 /* --- record ----------------------------------------------------------------- */
 
-void ar_record_init(ar_record *rec) {
+void record_init(record_t *rec) {
   rec->items = rec->small;
   rec->n = 0;
   rec->cap = (int)(sizeof(rec->small) / sizeof(rec->small[0]));
 }
 
-void ar_record_clear(ar_record *rec) {
-  if (rec->items != rec->small) ar_free(rec->items);
-  ar_record_init(rec);
+void record_clear(record_t *rec) {
+  if (rec->items != rec->small) codec_free(rec->items);
+  record_init(rec);
 }
 
-static ar_item *record_push(ar_record *rec) {
+static record_item *record_push(record_t *rec) {
   if (rec->n == rec->cap) {
     int cap = rec->cap * 2;
-    ar_item *p;
+    record_item *p;
     if (cap > 0x3fffffff) return NULL;
     if (rec->items == rec->small) {
-      p = ar_malloc((uint64_t)cap * sizeof(ar_item));
+      p = codec_malloc((uint64_t)cap * sizeof(record_item));
       if (p) memcpy(p, rec->small, sizeof(rec->small));
     } else {
-      p = ar_realloc(rec->items, (uint64_t)cap * sizeof(ar_item));
+      p = codec_realloc(rec->items, (uint64_t)cap * sizeof(record_item));
     }
     if (!p) return NULL;
     rec->items = p;
@@ -292,19 +292,19 @@ static ar_item *record_push(ar_record *rec) {
   return &rec->items[rec->n++];
 }
 
-static int key_eq(const ar_item *a, const ar_item *b) {
+static int key_eq(const record_item *a, const record_item *b) {
   return a->key.n == b->key.n && memcmp(a->key.p, b->key.p, (size_t)a->key.n) == 0;
 }
 
-static int duplicate_error(const ar_record *rec, int first, int second, codec_err *err) {
-  char q[AR_QUOTE_MAX];
-  ar_quote_key(q, sizeof(q), rec->items[second].key.p, rec->items[second].key.n);
+static int duplicate_error(const record_t *rec, int first, int second, codec_err *err) {
+  char q[CODEC_QUOTE_MAX];
+  codec_quote(q, sizeof(q), rec->items[second].key.p, rec->items[second].key.n);
   return codec_fail(err, CODEC_CORRUPT, "record has duplicate key '%s' (items %d and %d)", q, first, second);
 }
 
 /* Keys must be unique: pairwise for small records, a hash set otherwise. */
-static int check_unique_keys(const ar_record *rec, codec_err *err) {
-  ar_keyset ks;
+static int check_unique_keys(const record_t *rec, codec_err *err) {
+  keyset_t ks;
   int i, j, rc = CODEC_OK;
   if (rec->n <= 16) {
     for (i = 1; i < rec->n; i++)
@@ -312,20 +312,20 @@ static int check_unique_keys(const ar_record *rec, codec_err *err) {
         if (key_eq(&rec->items[i], &rec->items[j])) return duplicate_error(rec, j, i, err);
     return CODEC_OK;
   }
-  ar_keyset_init(&ks);
+  keyset_init(&ks);
   for (i = 0; i < rec->n && rc == CODEC_OK; i++) {
-    int first = ar_keyset_get(&ks, rec->items[i].key.p, rec->items[i].key.n);
+    int first = keyset_get(&ks, rec->items[i].key.p, rec->items[i].key.n);
     if (first >= 0) rc = duplicate_error(rec, first, i, err);
-    else if (ar_keyset_put(&ks, rec->items[i].key.p, rec->items[i].key.n, i)) rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+    else if (keyset_put(&ks, rec->items[i].key.p, rec->items[i].key.n, i)) rc = codec_nomem(err);
   }
-  ar_keyset_free(&ks);
+  keyset_free(&ks);
   return rc;
 }
 
 /* An item whose length runs past the end of the blob: find its key among
 ** the bytes that are there (the last complete key field, as parsing would),
 ** so the message can name it. Returns 1 and sets it->key when found. */
-static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64_t n, ar_item *it) {
+static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64_t n, record_item *it) {
   pb_reader r = {blob, len_at, n};
   pb_ctx quiet = {NULL, -1, NULL};
   uint64_t len, field, s;
@@ -336,7 +336,7 @@ static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64
     if (pb_tag(&r, &quiet, &field, &wt) != CODEC_OK) break;
     if (field == 1 && wt == WT_LEN) {
       if (pb_len(&r, &quiet, &s, &len) != CODEC_OK) break;
-      if (!ar_utf8_valid(blob + s, len)) break;
+      if (!codec_utf8_valid(blob + s, len)) break;
       it->key.p = blob + s;
       it->key.n = len;
       found = 1;
@@ -347,7 +347,7 @@ static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64
   return found;
 }
 
-int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
+int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
   pb_reader r = {blob, 0, n};
   pb_ctx ctx = {err, -1, NULL};
   int rc;
@@ -359,12 +359,12 @@ int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec
     ctx.cur = NULL;
     if ((rc = pb_tag(&r, &ctx, &field, &wt)) != CODEC_OK) return rc;
     if (field == 1) {
-      ar_item *it;
+      record_item *it;
       ctx.item = rec->n;
       if (wt != WT_LEN) return pb_wrong_type(&ctx, "ArrayRecord.items", wt, at);
       s = r.pos;
       if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) {
-        ar_item partial;
+        record_item partial;
         memset(&partial, 0, sizeof(partial));
         if (rc == CODEC_CORRUPT && peek_truncated_key(blob, s, n, &partial)) {
           ctx.cur = &partial;
@@ -372,7 +372,7 @@ int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec
         }
         return rc;
       }
-      if (!(it = record_push(rec))) return codec_fail(err, CODEC_NOMEM, "out of memory");
+      if (!(it = record_push(rec))) return codec_nomem(err);
       if ((rc = pb_item(blob, s, s + len, it, &ctx)) != CODEC_OK) return rc;
       it->offset = at;
     } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {
@@ -382,7 +382,7 @@ int ar_record_parse(ar_record *rec, const unsigned char *blob, uint64_t n, codec
   return check_unique_keys(rec, err);
 }
 
-int ar_record_find(const ar_record *rec, const void *key, uint64_t klen) {
+int record_find(const record_t *rec, const void *key, uint64_t klen) {
   int i;
   for (i = 0; i < rec->n; i++) {
     if (rec->items[i].key.n == klen && memcmp(rec->items[i].key.p, key, (size_t)klen) == 0) return i;
@@ -390,37 +390,12 @@ int ar_record_find(const ar_record *rec, const void *key, uint64_t klen) {
   return -1;
 }
 
-int ar_item_is_numpy(const ar_item *item) {
-  return item->stype.n == sizeof(AR_STYPE_NUMPY) - 1 &&
-         memcmp(item->stype.p, AR_STYPE_NUMPY, sizeof(AR_STYPE_NUMPY) - 1) == 0;
+int record_item_is_numpy(const record_item *item) {
+  return item->stype.n == sizeof(RECORD_STYPE_NUMPY) - 1 &&
+         memcmp(item->stype.p, RECORD_STYPE_NUMPY, sizeof(RECORD_STYPE_NUMPY) - 1) == 0;
 }
 
 /* --- UTF-8 ------------------------------------------------------------------- */
-
-int ar_utf8_valid(const unsigned char *s, uint64_t n) {
-  uint64_t i = 0;
-  while (i < n) {
-    size_t len;
-    if (s[i] < 0x80) { /* ASCII, nearly every key and dtype: no sequence to decode */
-      i++;
-      continue;
-    }
-    len = codec_utf8_seq(s + i, n - i);
-    if (!len) return 0;
-    i += len;
-  }
-  return 1;
-}
-
-uint64_t ar_utf8_length(const unsigned char *s, uint64_t n) {
-  uint64_t i, count = 0;
-  for (i = 0; i < n; i++) count += (s[i] & 0xc0) != 0x80;
-  return count;
-}
-
-const char *ar_quote_key(char *out, size_t cap, const unsigned char *key, uint64_t n) {
-  return codec_quote(out, cap, key, n);
-}
 
 /* --- writing ------------------------------------------------------------------ */
 
@@ -433,7 +408,7 @@ static unsigned varint_size(uint64_t v) {
   return n;
 }
 
-static void put_varint(ar_buf *out, uint64_t v) {
+static void put_varint(buf_t *out, uint64_t v) {
   unsigned char tmp[10];
   unsigned n = 0;
   while (v >= 0x80) {
@@ -447,36 +422,36 @@ static void put_varint(ar_buf *out, uint64_t v) {
 /* A length-delimited field, omitted when empty (proto3 default). */
 static uint64_t len_field_size(uint64_t len) { return len ? 1 + varint_size(len) + len : 0; }
 
-static uint64_t packed_shape_size(const ar_item_spec *spec) {
+static uint64_t packed_shape_size(const record_item_spec *spec) {
   uint64_t n = 0;
   int k;
   for (k = 0; k < spec->ndim; k++) n += varint_size((uint64_t)spec->shape[k]);
   return n;
 }
 
-static uint64_t array_size(const ar_item_spec *spec) {
+static uint64_t array_size(const record_item_spec *spec) {
   return len_field_size(spec->dtype.n) + len_field_size(packed_shape_size(spec)) +
          len_field_size(spec->stype.n) + len_field_size(spec->data_head.n + spec->data.n);
 }
 
-static uint64_t item_body_size(const ar_item_spec *spec) {
+static uint64_t item_body_size(const record_item_spec *spec) {
   uint64_t arr = array_size(spec);
   return len_field_size(spec->key.n) + 1 + varint_size(arr) + arr;
 }
 
-uint64_t ar_item_encoded_size(const ar_item_spec *spec) {
+uint64_t record_item_encoded_size(const record_item_spec *spec) {
   uint64_t body = item_body_size(spec);
   return 1 + varint_size(body) + body;
 }
 
-static void put_len_field(ar_buf *out, unsigned char tag, const unsigned char *p, uint64_t n) {
+static void put_len_field(buf_t *out, unsigned char tag, const unsigned char *p, uint64_t n) {
   if (!n) return;
   buf_putc(out, (char)tag);
   put_varint(out, n);
   buf_append(out, p, n);
 }
 
-void ar_write_item_head(ar_buf *out, const ar_item_spec *spec) {
+void record_write_item_head(buf_t *out, const record_item_spec *spec) {
   uint64_t shape_len = packed_shape_size(spec), data_len = spec->data_head.n + spec->data.n;
   int k;
   buf_putc(out, 0x0a); /* ArrayRecord.items */
@@ -497,18 +472,18 @@ void ar_write_item_head(ar_buf *out, const ar_item_spec *spec) {
   }
 }
 
-void ar_write_item(ar_buf *out, const ar_item_spec *spec) {
-  ar_write_item_head(out, spec);
+void record_write_item(buf_t *out, const record_item_spec *spec) {
+  record_write_item_head(out, spec);
   buf_append(out, spec->data_head.p, spec->data_head.n);
   buf_append(out, spec->data.p, spec->data.n);
 }
 
-void ar_item_spec_from_item(ar_item_spec *spec, const ar_item *item, int64_t *shape) {
+void record_item_spec_from_item(record_item_spec *spec, const record_item *item, int64_t *shape) {
   memset(spec, 0, sizeof(*spec));
   spec->key = item->key;
   spec->dtype = item->dtype;
   spec->stype = item->stype;
   spec->data = item->data;
-  spec->ndim = ar_item_shape(item, shape);
+  spec->ndim = record_item_shape(item, shape);
   spec->shape = shape;
 }

@@ -62,8 +62,8 @@ void st_file_init(st_file *f) {
 }
 
 void st_file_free(st_file *f) {
-  ar_free(f->t);
-  ar_free(f->dims);
+  codec_free(f->t);
+  codec_free(f->dims);
   buf_free(&f->names);
   st_file_init(f);
 }
@@ -76,20 +76,20 @@ static uint64_t le64(const unsigned char *p) {
 }
 
 static const char *tensor_name(const st_file *f, const st_tensor *t, char *q) {
-  return ar_quote_key(q, AR_QUOTE_MAX, buf_at(&f->names, t->name_off), t->name_len);
+  return codec_quote(q, CODEC_QUOTE_MAX, buf_at(&f->names, t->name_off), t->name_len);
 }
 
 /* {"k": "v", ...}: strings only, no key twice. With out, written compactly. */
-static int string_map(json_reader *r, ar_buf *out, const char *what) {
-  ar_keyset seen;
-  ar_buf key;
+static int string_map(json_reader *r, buf_t *out, const char *what) {
+  keyset_t seen;
+  buf_t key;
   json_str k, v;
   int more, rc, count = 0;
   char problem[96];
   snprintf(problem, sizeof(problem), "%s must be an object of strings", what);
   if (json_peek(r) != '{') return json_fail(r, problem);
   if ((rc = json_begin(r, '{')) != CODEC_OK) return rc;
-  ar_keyset_init(&seen);
+  keyset_init(&seen);
   buf_init(&key, UINT64_MAX);
   if (out) buf_putc(out, '{');
   for (;;) {
@@ -101,16 +101,16 @@ static int string_map(json_reader *r, ar_buf *out, const char *what) {
     if ((rc = json_string(r, &v)) != CODEC_OK) break;
     key.n = 0;
     if (json_unescape(&k, &key)) {
-      rc = codec_fail(r->err, CODEC_NOMEM, "out of memory");
+      rc = codec_nomem(r->err);
       break;
     }
-    if (ar_keyset_get(&seen, key.p, key.n) >= 0) {
+    if (keyset_get(&seen, key.p, key.n) >= 0) {
       snprintf(problem, sizeof(problem), "%s has a duplicate key", what);
       rc = json_fail_str(r, &k, problem);
       break;
     }
-    if (ar_keyset_put(&seen, key.p, key.n, count)) {
-      rc = codec_fail(r->err, CODEC_NOMEM, "out of memory");
+    if (keyset_put(&seen, key.p, key.n, count)) {
+      rc = codec_nomem(r->err);
       break;
     }
     if (out) {
@@ -119,7 +119,7 @@ static int string_map(json_reader *r, ar_buf *out, const char *what) {
       buf_putc(out, ':');
       key.n = 0;
       if (json_unescape(&v, &key)) { /* not a shortened value */
-        rc = codec_fail(r->err, CODEC_NOMEM, "out of memory");
+        rc = codec_nomem(r->err);
         break;
       }
       json_put_string(out, buf_at(&key, 0), key.n);
@@ -128,20 +128,20 @@ static int string_map(json_reader *r, ar_buf *out, const char *what) {
   }
   if (out) buf_putc(out, '}');
   buf_free(&key);
-  ar_keyset_free(&seen);
-  if (rc == CODEC_OK && out && out->rc) rc = codec_fail(r->err, out->rc, "out of memory");
+  keyset_free(&seen);
+  if (rc == CODEC_OK && out && out->rc) rc = codec_fail_rc(r->err, out->rc);
   return rc;
 }
 
 static int push_tensor(st_file *f, st_tensor **t) {
-  if (f->n == f->cap && ar_grow(&f->t, &f->cap, sizeof(st_tensor))) return CODEC_NOMEM;
+  if (f->n == f->cap && buf_grow(&f->t, &f->cap, sizeof(st_tensor))) return CODEC_NOMEM;
   *t = &f->t[f->n++];
   memset(*t, 0, sizeof(**t));
   return CODEC_OK;
 }
 
 static int push_dim(st_file *f, uint64_t d) {
-  if (f->ndims == f->dims_cap && ar_grow(&f->dims, &f->dims_cap, sizeof(int64_t))) return CODEC_NOMEM;
+  if (f->ndims == f->dims_cap && buf_grow(&f->dims, &f->dims_cap, sizeof(int64_t))) return CODEC_NOMEM;
   /* Dimensions beyond int64 cannot describe bytes in a BLOB anyway; keep
   ** them saturated so the size check below rejects them. */
   f->dims[f->ndims++] = d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
@@ -152,7 +152,7 @@ static int push_dim(st_file *f, uint64_t d) {
 static int tensor_entry(st_file *f, json_reader *r, st_tensor *t) {
   json_str k, v;
   int more, rc, seen = 0;
-  char q[AR_QUOTE_MAX], problem[AR_QUOTE_MAX + 64];
+  char q[CODEC_QUOTE_MAX], problem[CODEC_QUOTE_MAX + 64];
   if (json_peek(r) != '{') {
     snprintf(problem, sizeof(problem), "entry of tensor '%s' is not an object", tensor_name(f, t, q));
     return json_fail(r, problem);
@@ -184,9 +184,9 @@ static int tensor_entry(st_file *f, json_reader *r, st_tensor *t) {
         uint64_t d;
         if ((rc = json_next(r, &more)) != CODEC_OK) return rc;
         if (!more) break;
-        if (t->ndim == AR_MAX_DIMS) return json_fail(r, "shape has more than 64 dimensions");
+        if (t->ndim == RECORD_MAX_DIMS) return json_fail(r, "shape has more than 64 dimensions");
         if ((rc = json_uint(r, &d)) != CODEC_OK) return rc;
-        if (push_dim(f, d)) return codec_fail(r->err, CODEC_NOMEM, "out of memory");
+        if (push_dim(f, d)) return codec_nomem(r->err);
         t->ndim++;
       }
     } else {
@@ -220,7 +220,7 @@ static int by_offset(const void *a, const void *b) {
 static int check_layout(st_file *f, codec_err *err) {
   uint64_t start = 0;
   uint32_t i;
-  char q[AR_QUOTE_MAX];
+  char q[CODEC_QUOTE_MAX];
   if (f->n > 1) qsort(f->t, f->n, sizeof(st_tensor), by_offset);
   for (i = 0; i < f->n; i++) {
     const st_tensor *t = &f->t[i];
@@ -254,7 +254,7 @@ static int check_layout(st_file *f, codec_err *err) {
 int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err) {
   json_reader r;
   json_str key;
-  ar_keyset names;
+  keyset_t names;
   int more, rc;
   uint64_t hlen;
   f->blob = blob;
@@ -271,7 +271,7 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err) 
   f->data_len = n - 8 - hlen;
   if ((rc = json_reader_init(&r, blob + 8, hlen, 8, "safetensors header", err)) != CODEC_OK) return rc;
   if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
-  ar_keyset_init(&names);
+  keyset_init(&names);
   for (;;) {
     st_tensor *t;
     if ((rc = json_next_key(&r, &more, &key)) != CODEC_OK || !more) break;
@@ -288,35 +288,35 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err) 
       continue;
     }
     if (push_tensor(f, &t)) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+      rc = codec_nomem(err);
       break;
     }
     t->order = f->n - 1;
     t->name_off = f->names.n;
     if (json_unescape(&key, &f->names)) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+      rc = codec_nomem(err);
       break;
     }
     t->name_len = f->names.n - t->name_off;
-    if (ar_keyset_get(&names, buf_at(&f->names, t->name_off), t->name_len) >= 0) {
-      char q[AR_QUOTE_MAX], problem[AR_QUOTE_MAX + 32];
+    if (keyset_get(&names, buf_at(&f->names, t->name_off), t->name_len) >= 0) {
+      char q[CODEC_QUOTE_MAX], problem[CODEC_QUOTE_MAX + 32];
       snprintf(problem, sizeof(problem), "duplicate tensor '%s'", tensor_name(f, t, q));
       rc = json_fail_str(&r, &key, problem);
       break;
     }
-    if (ar_keyset_put(&names, buf_at(&f->names, t->name_off), t->name_len, (int)t->order)) {
-      rc = codec_fail(err, CODEC_NOMEM, "out of memory");
+    if (keyset_put(&names, buf_at(&f->names, t->name_off), t->name_len, (int)t->order)) {
+      rc = codec_nomem(err);
       break;
     }
     if ((rc = tensor_entry(f, &r, t)) != CODEC_OK) break;
   }
-  ar_keyset_free(&names);
+  keyset_free(&names);
   if (rc == CODEC_OK) rc = json_end(&r);
   if (rc == CODEC_OK) rc = check_layout(f, err);
   return rc;
 }
 
-int st_metadata_json(const st_file *f, ar_buf *out, codec_err *err) {
+int st_metadata_json(const st_file *f, buf_t *out, codec_err *err) {
   json_reader r;
   int rc;
   if ((rc = json_reader_init(&r, f->blob + 8 + f->meta_start, f->meta_len, 8 + f->meta_start, "__metadata__", err)))
@@ -326,15 +326,15 @@ int st_metadata_json(const st_file *f, ar_buf *out, codec_err *err) {
 
 /* --- records ----------------------------------------------------------------- */
 
-int st_to_record(const st_file *f, ar_buf *out, codec_err *err) {
-  ar_buf head;
+int st_to_record(const st_file *f, buf_t *out, codec_err *err) {
+  buf_t head;
   uint32_t i;
   buf_init(&head, UINT64_MAX);
   for (i = 0; i < f->n; i++) {
     const st_tensor *t = &f->t[i];
     const int64_t *shape = f->dims + t->dims_off;
-    ar_item_spec spec;
-    char dtname[DT_NAME_MAX], q[AR_QUOTE_MAX];
+    record_item_spec spec;
+    char dtname[DT_NAME_MAX], q[CODEC_QUOTE_MAX];
     int big = array_dim_over_int32(t->ndim, shape), np = st_dtypes[t->code].np;
     if (big >= 0) {
       buf_free(&head);
@@ -355,8 +355,8 @@ int st_to_record(const st_file *f, ar_buf *out, codec_err *err) {
       dt_name(d, dtname);
       spec.dtype.p = (const unsigned char *)dtname;
       spec.dtype.n = strlen(dtname);
-      spec.stype.p = (const unsigned char *)AR_STYPE_NUMPY;
-      spec.stype.n = sizeof(AR_STYPE_NUMPY) - 1;
+      spec.stype.p = (const unsigned char *)RECORD_STYPE_NUMPY;
+      spec.stype.n = sizeof(RECORD_STYPE_NUMPY) - 1;
       head.n = 0;
       npy_write_header(&head, d, t->ndim, shape, 0);
       if (head.rc) break;
@@ -368,18 +368,18 @@ int st_to_record(const st_file *f, ar_buf *out, codec_err *err) {
       spec.stype.p = (const unsigned char *)ST_STYPE;
       spec.stype.n = sizeof(ST_STYPE) - 1;
     }
-    ar_write_item(out, &spec);
+    record_write_item(out, &spec);
   }
   if (head.rc || out->rc) {
     int rc = head.rc ? head.rc : out->rc;
     buf_free(&head);
-    return codec_fail(err, rc, rc == CODEC_NOMEM ? "out of memory" : "result too large");
+    return codec_fail_rc(err, rc);
   }
   buf_free(&head);
   return CODEC_OK;
 }
 
-static int is_st_item(const ar_item *it) {
+static int is_st_item(const record_item *it) {
   return it->stype.n == sizeof(ST_STYPE) - 1 && memcmp(it->stype.p, ST_STYPE, sizeof(ST_STYPE) - 1) == 0;
 }
 
@@ -387,12 +387,12 @@ static int is_st_item(const ar_item *it) {
 typedef struct st_plan {
   int code;
   int ndim;
-  int64_t shape[AR_MAX_DIMS];
+  int64_t shape[RECORD_MAX_DIMS];
   uint64_t nbytes;
 } st_plan;
 
-static int plan_item(const ar_item *it, int index, st_plan *p, codec_err *err) {
-  char where[AR_QUOTE_MAX + 40];
+static int plan_item(const record_item *it, int index, st_plan *p, codec_err *err) {
+  char where[CODEC_QUOTE_MAX + 40];
   int rc;
   if (it->key.n == 12 && memcmp(it->key.p, "__metadata__", 12) == 0)
     return codec_fail(err, CODEC_UNSUPPORTED, "key '__metadata__' is reserved in safetensors (item %d)", index);
@@ -405,7 +405,7 @@ static int plan_item(const ar_item *it, int index, st_plan *p, codec_err *err) {
       return codec_fail(err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%s', which is not a raw safetensors dtype%s",
                         codec_quote(q, sizeof(q), it->dtype.p, it->dtype.n), array_where(where, sizeof(where), it, index));
     }
-    p->ndim = ar_item_shape(it, p->shape);
+    p->ndim = record_item_shape(it, p->shape);
     if (npy_shape_numel(p->ndim, p->shape, &numel, &tmp) || size_mul(numel, (uint64_t)st_dtypes[p->code].bits, &bits))
       return codec_fail(err, CODEC_CORRUPT, "shape overflows%s", array_where(where, sizeof(where), it, index));
     if (bits % 8 || bits / 8 != it->data.n)
@@ -430,7 +430,7 @@ static int plan_item(const ar_item *it, int index, st_plan *p, codec_err *err) {
 }
 
 /* Append an item's data, little-endian and in C order. */
-static int put_data(ar_buf *out, const ar_item *it, int index, codec_err *err) {
+static int put_data(buf_t *out, const record_item *it, int index, codec_err *err) {
   npy_array a;
   unsigned char *dst;
   int rc;
@@ -446,9 +446,9 @@ static int put_data(ar_buf *out, const ar_item *it, int index, codec_err *err) {
   return CODEC_OK;
 }
 
-int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata_len, ar_buf *out,
+int st_from_record(const record_t *rec, const char *metadata, uint64_t metadata_len, buf_t *out,
                    codec_err *err) {
-  ar_buf header;
+  buf_t header;
   st_plan p;
   uint64_t offset = 0, hlen;
   unsigned char len8[8];
@@ -463,7 +463,7 @@ int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata
     if ((rc = json_end(&r)) != CODEC_OK) goto done;
   }
   for (i = 0; i < rec->n; i++) {
-    const ar_item *it = &rec->items[i];
+    const record_item *it = &rec->items[i];
     if ((rc = plan_item(it, i, &p, err)) != CODEC_OK) goto done;
     if (i || metadata) buf_putc(&header, ',');
     json_put_string(&header, it->key.p, it->key.n);
@@ -476,7 +476,7 @@ int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata
   buf_putc(&header, '}');
   while (header.n % 8 && !header.rc) buf_putc(&header, ' '); /* data starts 8-byte aligned */
   if (header.rc) {
-    rc = codec_fail(err, header.rc, "out of memory");
+    rc = codec_fail_rc(err, header.rc);
     goto done;
   }
   if (header.n > ST_MAX_HEADER) {
@@ -493,7 +493,7 @@ int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata
     buf_append(out, header.p, header.n);
     for (i = 0; i < rec->n && rc == CODEC_OK; i++) rc = put_data(out, &rec->items[i], i, err);
   }
-  if (rc == CODEC_OK && out->rc) rc = codec_fail(err, out->rc, out->rc == CODEC_NOMEM ? "out of memory" : "result too large");
+  if (rc == CODEC_OK && out->rc) rc = codec_fail_rc(err, out->rc);
 done:
   buf_free(&header);
   return rc;

@@ -53,7 +53,7 @@ typedef struct st_file {
   uint32_t n, cap;
   int64_t *dims;
   uint32_t ndims, dims_cap;
-  ar_buf names;
+  buf_t names;
   int has_metadata;
   uint64_t meta_start, meta_len; /* the __metadata__ object, in the header */
 } st_file;
@@ -69,15 +69,15 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err);
 int st_dtype_code(const unsigned char *name, uint64_t n);
 
 /* Append the record of a parsed file to out. */
-int st_to_record(const st_file *f, ar_buf *out, codec_err *err);
+int st_to_record(const st_file *f, buf_t *out, codec_err *err);
 
 /* Append the file's __metadata__ (when f->has_metadata) as compact JSON:
 ** {"k":"v",...}. */
-int st_metadata_json(const st_file *f, ar_buf *out, codec_err *err);
+int st_metadata_json(const st_file *f, buf_t *out, codec_err *err);
 
 /* Write a record as a safetensors file. metadata is NULL or a JSON object
 ** of strings (n bytes), written as "__metadata__". */
-int st_from_record(const ar_record *rec, const char *metadata, uint64_t metadata_len, ar_buf *out,
+int st_from_record(const record_t *rec, const char *metadata, uint64_t metadata_len, buf_t *out,
                    codec_err *err);
 
 #endif

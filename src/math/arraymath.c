@@ -6,7 +6,6 @@
 */
 #include "math/arraymath.h"
 
-#include "codec/array.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -161,13 +160,6 @@ dt_type am_promote(dt_type a, dt_type b) {
     dt_type f = ka == DT_KIND_FLOAT ? a : b, c = ka == DT_KIND_FLOAT ? b : a;
     return dt_size(f) > dt_size(c) / 2 ? DT_COMPLEX128 : c;
   }
-}
-
-unsigned char *am_begin_npy(ar_buf *out, const npy_array *res) {
-  if (buf_reserve(out, npy_header_size(res->dtype, res->ndim, res->shape, res->fortran_order) + res->nbytes))
-    return NULL;
-  npy_write_header(out, res->dtype, res->ndim, res->shape, res->fortran_order);
-  return buf_extend(out, res->nbytes);
 }
 
 const char *am_shape_str(char *out, size_t cap, int ndim, const int64_t *shape) {
@@ -557,29 +549,7 @@ int am_run(const am_op *op, const npy_array *a, const npy_array *b, const npy_ar
   }
 }
 
-unsigned char *am_scratch(void) { return ar_malloc(AM_SCRATCH); }
-
-void am_item_spec(ar_item_spec *spec, ar_span key, const npy_array *res, char *dtname) {
-  ar_span no_data = {NULL, 0};
-  array_numpy_spec(spec, key, res, no_data, dtname);
-  spec->data_head.n = npy_header_size(res->dtype, res->ndim, res->shape, res->fortran_order);
-  spec->data.n = res->nbytes;
-}
-
-uint64_t am_item_size(ar_span key, const npy_array *res) {
-  ar_item_spec spec;
-  char dtname[DT_NAME_MAX];
-  am_item_spec(&spec, key, res, dtname);
-  return ar_item_encoded_size(&spec);
-}
-
-unsigned char *am_begin_item(ar_buf *out, ar_span key, const npy_array *res) {
-  ar_item_spec spec;
-  char dtname[DT_NAME_MAX];
-  am_item_spec(&spec, key, res, dtname);
-  ar_write_item_head(out, &spec);
-  return am_begin_npy(out, res);
-}
+unsigned char *am_scratch(void) { return codec_malloc(AM_SCRATCH); }
 
 /* --- reductions ----------------------------------------------------------- */
 

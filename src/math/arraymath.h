@@ -20,7 +20,6 @@
 
 #include "math/kernels.h"
 #include "codec/npy.h"
-#include "codec/record.h"
 
 /* Scratch memory one operation needs (callers allocate it once and pass it
 ** to every call: records have many arrays). */
@@ -63,10 +62,8 @@ const unsigned char *am_iter_next(am_iter *it, size_t n, unsigned char *scratch)
 dt_type am_promote(dt_type a, dt_type b);
 
 /* A result array is described by an npy_array without data: dtype, order,
-** shape, numel, nbytes. This writes its numpy.save header into out and
-** returns where its payload (out->nbytes bytes) goes, or NULL when the buffer
-** failed (its rc says why). */
-unsigned char *am_begin_npy(ar_buf *out, const npy_array *res);
+** shape, numel, nbytes (npy_begin writes its .npy file, array_begin_result
+** its record item). */
 
 /* "[2,3]" into out (cap bytes; long shapes are cut with "..."). */
 const char *am_shape_str(char *out, size_t cap, int ndim, const int64_t *shape);
@@ -112,20 +109,8 @@ int am_plan(const am_op *op, const npy_array *a, const npy_array *b, npy_array *
 int am_run(const am_op *op, const npy_array *a, const npy_array *b, const npy_array *res, unsigned char *dst,
            unsigned char *scratch, codec_err *err);
 
-/* AM_SCRATCH bytes from ar_malloc (NULL when out of memory). */
+/* AM_SCRATCH bytes from codec_malloc (NULL when out of memory). */
 unsigned char *am_scratch(void);
-
-/* --- results as record items ----------------------------------------------- */
-
-/* The spec of an item holding a computed array as Flower's Array(ndarray)
-** would: dtype str(dtype), the shape, stype "numpy.ndarray", data = .npy
-** (its lengths only: the caller writes the bytes). dtname holds DT_NAME_MAX. */
-void am_item_spec(ar_item_spec *spec, ar_span key, const npy_array *res, char *dtname);
-/* Bytes such an item adds to a record. */
-uint64_t am_item_size(ar_span key, const npy_array *res);
-/* Write the item's framing and .npy header; returns where its payload goes
-** (res->nbytes bytes), or NULL when the buffer failed. */
-unsigned char *am_begin_item(ar_buf *out, ar_span key, const npy_array *res);
 
 /* --- reductions -------------------------------------------------------------- */
 

@@ -45,6 +45,6 @@ static void *huge_hint(void *p, uint64_t n) {
   return p;
 }
 
-void *ar_malloc(uint64_t n) { return huge_hint(sqlite3_malloc64(n), n); }
-void *ar_realloc(void *p, uint64_t n) { return huge_hint(sqlite3_realloc64(p, n), n); }
-void ar_free(void *p) { sqlite3_free(p); }
+void *codec_malloc(uint64_t n) { return huge_hint(sqlite3_malloc64(n), n); }
+void *codec_realloc(void *p, uint64_t n) { return huge_hint(sqlite3_realloc64(p, n), n); }
+void codec_free(void *p) { sqlite3_free(p); }

@@ -23,8 +23,8 @@
 ** ar_stack need every value: they keep each row's arrays (native byte order,
 ** C order) until the end, at most SQLITE_LIMIT_LENGTH bytes of them.
 */
-#include "sql/sql_math.h"
 #include "sql/sql_modules.h"
+#include "sql/sql_util.h"
 SQLITE_EXTENSION_INIT3
 
 #include <math.h>
@@ -33,6 +33,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "codec/array.h"
 #include "codec/keyset.h"
+#include "math/arraymath.h"
 
 enum { AGG_SUM, AGG_MEAN, AGG_MIN, AGG_MAX, AGG_MEDIAN, AGG_TRIMMED, AGG_STACK };
 
@@ -40,7 +41,7 @@ enum { AGG_SUM, AGG_MEAN, AGG_MIN, AGG_MAX, AGG_MEDIAN, AGG_TRIMMED, AGG_STACK }
 #define KEEPS_ROWS(op) ((op) >= AGG_MEDIAN)
 
 typedef struct agg_key {
-  ar_span key;     /* into st->arena once the layout is complete */
+  codec_span key;     /* into st->arena once the layout is complete */
   uint64_t key_at; /* offset of the key in st->arena */
   dt_type type;    /* element type of every row */
   dt_type out;     /* result type */
@@ -59,25 +60,25 @@ typedef struct agg_state {
   int nkeys;
   agg_key *keys;
   int64_t *dims;
-  ar_buf arena; /* key bytes */
-  ar_keyset index; /* key -> position, built when a row has another order */
+  buf_t arena; /* key bytes */
+  keyset_t index; /* key -> position, built when a row has another order */
   unsigned char *scratch;
   double total_weight, beta;
   /* accumulating aggregates: [gap | accumulators], see the file comment;
   ** a result buffer, so the result can be handed to SQLite as it is */
-  ar_buf mem;
+  buf_t mem;
   uint64_t gap, result_size;
   /* aggregates keeping rows: every row's arrays, one row after another */
-  ar_buf kept;
+  buf_t kept;
   uint64_t row_bytes;
 } agg_state;
 
 static void agg_free(agg_state *st) {
-  ar_free(st->keys);
-  ar_free(st->dims);
+  codec_free(st->keys);
+  codec_free(st->dims);
   buf_free(&st->arena);
-  ar_keyset_free(&st->index);
-  ar_free(st->scratch);
+  keyset_free(&st->index);
+  codec_free(st->scratch);
   buf_free(&st->mem);
   buf_free(&st->kept);
   st->keys = NULL;
@@ -85,8 +86,16 @@ static void agg_free(agg_state *st) {
   st->scratch = NULL;
 }
 
-/* Report an error and remember it (xFinal then only cleans up). */
-static void agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...) {
+/* One convention for failure inside the aggregates: the helper that meets an
+** error reports it at once through agg_fail or agg_nomem, which remember it
+** (later steps do nothing, xFinal only cleans up) and return 0; a helper
+** returns 1 when it worked. */
+static int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...) {
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
@@ -94,14 +103,16 @@ static void agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...) 
   va_end(ap);
   st->failed = 1;
   sql_error(ctx, "%s", msg);
+  return 0;
 }
 
-static void agg_nomem(sqlite3_context *ctx, agg_state *st) {
+static int agg_nomem(sqlite3_context *ctx, agg_state *st) {
   st->failed = 1;
   sqlite3_result_error_nomem(ctx);
+  return 0;
 }
 
-static const char *quote(char *q, ar_span key) { return ar_quote_key(q, AR_QUOTE_MAX, key.p, key.n); }
+static const char *quote(char *q, codec_span key) { return codec_quote(q, CODEC_QUOTE_MAX, key.p, key.n); }
 
 /* --- the layout ---------------------------------------------------------- */
 
@@ -144,17 +155,18 @@ static void key_result(const agg_state *st, int op, const agg_key *k, npy_array 
   res->nbytes = res->numel * dt_size(k->out); /* bounded by memory already held */
 }
 
-/* Fix the layout from the first record (its arrays are valid: opened). */
-static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_record *rec, const npy_array *arrays) {
+/* Fix the layout from the first record (its arrays are valid: opened).
+** Returns 1, or 0 after reporting the error. */
+static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_t *rec, const npy_array *arrays) {
   uint64_t total = 0, ndims = 0, acc = 0;
   int i;
-  char q[AR_QUOTE_MAX], name[DT_NAME_MAX];
+  char q[CODEC_QUOTE_MAX], name[DT_NAME_MAX];
   st->nkeys = rec->n;
   for (i = 0; i < rec->n; i++) ndims += (uint64_t)arrays[i].ndim;
-  st->keys = ar_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(agg_key));
-  st->dims = ar_malloc((ndims ? ndims : 1) * sizeof(int64_t));
+  st->keys = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(agg_key));
+  st->dims = codec_malloc((ndims ? ndims : 1) * sizeof(int64_t));
   st->scratch = am_scratch();
-  if (!st->keys || !st->dims || !st->scratch) return -1;
+  if (!st->keys || !st->dims || !st->scratch) return agg_nomem(ctx, st);
   ndims = 0;
   for (i = 0; i < rec->n; i++) {
     agg_key *k = &st->keys[i];
@@ -163,8 +175,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
     k->key = rec->items[i].key;
     if (out < 0) {
       dt_name(a->dtype, name);
-      agg_fail(ctx, st, "key '%s': complex arrays have no order (dtype %s)", quote(q, k->key), name);
-      return 0;
+      return agg_fail(ctx, st, "key '%s': complex arrays have no order (dtype %s)", quote(q, k->key), name);
     }
     k->key_at = st->arena.n;
     buf_append(&st->arena, k->key.p, k->key.n);
@@ -182,12 +193,12 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
       npy_array res;
       uint64_t size;
       key_result(st, op, k, &res);
-      size = am_item_size(k->key, &res);
+      size = array_result_size(k->key, &res);
       if (size_add(total, size, &total) || size_add(st->gap, size - res.nbytes, &st->gap)) goto toobig;
       /* gap: the items' framing and .npy headers */
     }
   }
-  if (st->arena.rc) return -1;
+  if (st->arena.rc) return agg_nomem(ctx, st);
   if (KEEPS_ROWS(op)) {
     /* The rows kept are capped at SQLITE_LIMIT_LENGTH, the one bound on a
     ** statement's values the application sets. For ar_stack they are the
@@ -204,7 +215,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const ar_reco
   st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned (gap <= total: no overflow) */
   buf_init_result(&st->mem, UINT64_MAX); /* checked against SQLite's limit above */
   if (size_add(st->gap, acc, &total)) goto toobig;
-  return buf_reserve(&st->mem, total ? total : 1) == CODEC_OK ? 1 : -1;
+  return buf_reserve(&st->mem, total ? total : 1) == CODEC_OK ? 1 : agg_nomem(ctx, st);
 toobig:
   st->failed = 1;
   sqlite3_result_error_toobig(ctx);
@@ -221,31 +232,31 @@ static void agg_keys_home(agg_state *st) {
 
 /* --- one row --------------------------------------------------------------- */
 
-/* The layout position of item `it` (at position i of its record), or -1. */
-static int key_position(sqlite3_context *ctx, agg_state *st, const ar_item *it, int i) {
+/* The layout position of item `it` (at position i of its record) into *pos,
+** -1 when the layout has no such key. */
+static int key_position(sqlite3_context *ctx, agg_state *st, const record_item *it, int i, int *pos) {
   int k;
-  if (i < st->nkeys && st->keys[i].key.n == it->key.n && memcmp(st->keys[i].key.p, it->key.p, (size_t)it->key.n) == 0)
-    return i;
-  if (!st->index.cap) {
-    for (k = 0; k < st->nkeys; k++) {
-      if (ar_keyset_put(&st->index, st->keys[k].key.p, st->keys[k].key.n, k)) {
-        agg_nomem(ctx, st);
-        return -2;
-      }
-    }
+  if (i < st->nkeys && st->keys[i].key.n == it->key.n && memcmp(st->keys[i].key.p, it->key.p, (size_t)it->key.n) == 0) {
+    *pos = i;
+    return 1;
   }
-  return ar_keyset_get(&st->index, it->key.p, it->key.n);
+  if (!st->index.cap) {
+    for (k = 0; k < st->nkeys; k++)
+      if (keyset_put(&st->index, st->keys[k].key.p, st->keys[k].key.n, k)) return agg_nomem(ctx, st);
+  }
+  *pos = keyset_get(&st->index, it->key.p, it->key.n);
+  return 1;
 }
 
 static void shape_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k, const npy_array *a) {
-  char q[AR_QUOTE_MAX], s1[80], s2[80];
+  char q[CODEC_QUOTE_MAX], s1[80], s2[80];
   agg_fail(ctx, st, "key '%s' has shape %s in row %lld but %s in row %lld", quote(q, k->key),
            am_shape_str(s1, sizeof(s1), a->ndim, a->shape), (long long)st->cur,
            am_shape_str(s2, sizeof(s2), k->ndim, k->shape), (long long)st->first_row);
 }
 
 static void dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k, const npy_array *a) {
-  char q[AR_QUOTE_MAX], n1[DT_NAME_MAX], n2[DT_NAME_MAX];
+  char q[CODEC_QUOTE_MAX], n1[DT_NAME_MAX], n2[DT_NAME_MAX];
   dt_name(a->dtype, n1);
   strcpy(n2, dt_type_name(k->type));
   agg_fail(ctx, st, "key '%s' has dtype %s in row %lld but %s in row %lld", quote(q, k->key), n1, (long long)st->cur,
@@ -275,48 +286,32 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
   }
 }
 
-/* A weight or beta argument: a finite number. Returns 1, or -1 after an error. */
+/* A weight or beta argument: a finite number. */
 static int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, const char *what, double *out) {
   int t = sqlite3_value_type(v);
   if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) {
-    agg_fail(ctx, st, t == SQLITE_NULL ? "%s is NULL in row %lld" : "%s must be a number (row %lld)", what,
-             (long long)st->cur);
-    return -1;
+    return agg_fail(ctx, st, t == SQLITE_NULL ? "%s is NULL in row %lld" : "%s must be a number (row %lld)", what,
+                    (long long)st->cur);
   }
   *out = sqlite3_value_double(v);
-  if (!isfinite(*out)) {
-    agg_fail(ctx, st, "%s must be finite (row %lld)", what, (long long)st->cur);
-    return -1;
-  }
+  if (!isfinite(*out)) return agg_fail(ctx, st, "%s must be finite (row %lld)", what, (long long)st->cur);
   return 1;
 }
 
 /* The row's record (not NULL), as sql_arg_record reads it but with errors
-** naming the row. Returns 1, or -1 after an error. */
-static int agg_record(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, ar_record *rec) {
-  const unsigned char *p;
-  uint64_t n;
+** naming the row. */
+static int agg_record(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, record_t *rec) {
+  codec_span blob;
   codec_err err;
   int rc;
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
     sql_blob_type_problem(&err, v, 0, "a record");
-    agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
-    return -1;
+    return agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
   }
-  p = sqlite3_value_blob(v);
-  n = (uint64_t)sqlite3_value_bytes(v);
-  if (!p) {
-    /* A zero-length BLOB has a NULL pointer; a longer one only on OOM. */
-    if (n) {
-      agg_nomem(ctx, st);
-      return -1;
-    }
-    p = (const unsigned char *)"";
-  }
-  if ((rc = ar_record_parse(rec, p, n, &err)) != CODEC_OK) {
-    if (rc == CODEC_NOMEM) agg_nomem(ctx, st);
-    else agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
-    return -1;
+  if (sql_blob_span(v, &blob) != SQLITE_OK) return agg_nomem(ctx, st);
+  if ((rc = record_parse(rec, blob.p, blob.n, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM) return agg_nomem(ctx, st);
+    return agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
   }
   return 1;
 }
@@ -327,9 +322,9 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   npy_array *arrays = NULL;
   unsigned char *kept = NULL;
   double w = 1;
-  ar_record rec;
+  record_t rec;
   codec_err err;
-  char q[AR_QUOTE_MAX];
+  char q[CODEC_QUOTE_MAX];
   if (!st) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -337,17 +332,17 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!st->started) {
     st->started = 1;
     buf_init(&st->arena, UINT64_MAX);
-    ar_keyset_init(&st->index);
+    keyset_init(&st->index);
     buf_init(&st->kept, UINT64_MAX);
   }
   st->cur = st->row++;
   if (st->failed || sqlite3_value_type(argv[0]) == SQLITE_NULL) return; /* NULL record: skipped */
-  ar_record_init(&rec);
-  if (agg_record(ctx, st, argv[0], &rec) < 0) goto fail;
-  if (op == AGG_MEAN && argc > 1 && agg_number(ctx, st, argv[1], "weight", &w) < 0) goto fail;
+  record_init(&rec);
+  if (!agg_record(ctx, st, argv[0], &rec)) goto fail;
+  if (op == AGG_MEAN && argc > 1 && !agg_number(ctx, st, argv[1], "weight", &w)) goto fail;
   if (op == AGG_TRIMMED) {
     double beta;
-    if (agg_number(ctx, st, argv[1], "beta", &beta) < 0) goto fail;
+    if (!agg_number(ctx, st, argv[1], "beta", &beta)) goto fail;
     if (!(beta >= 0 && beta < 0.5)) {
       agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", beta, (long long)st->cur);
       goto fail;
@@ -359,7 +354,7 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     }
     st->beta = beta;
   }
-  if (!(arrays = ar_malloc((uint64_t)(rec.n ? rec.n : 1) * sizeof(npy_array)))) goto nomem;
+  if (!(arrays = codec_malloc((uint64_t)(rec.n ? rec.n : 1) * sizeof(npy_array)))) goto nomem;
   for (i = 0; i < rec.n; i++) {
     if ((rc = array_open(&rec.items[i], i, &arrays[i], &err)) != CODEC_OK) {
       if (rc == CODEC_NOMEM) goto nomem;
@@ -369,8 +364,7 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (!st->nrows) {
     st->first_row = st->cur;
-    if ((rc = agg_layout(ctx, st, op, &rec, arrays)) < 0) goto nomem;
-    if (rc == 0) goto fail;
+    if (!agg_layout(ctx, st, op, &rec, arrays)) goto fail;
     agg_keys_home(st);
   }
   if (KEEPS_ROWS(op)) {
@@ -386,10 +380,10 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     }
   }
   for (i = 0; i < rec.n; i++) {
-    const ar_item *it = &rec.items[i];
+    const record_item *it = &rec.items[i];
     const npy_array *a = &arrays[i];
-    int k = key_position(ctx, st, it, i);
-    if (k == -2) goto fail;
+    int k;
+    if (!key_position(ctx, st, it, i, &k)) goto fail;
     if (k < 0) {
       agg_fail(ctx, st, "key '%s' is in row %lld but not in row %lld", quote(q, it->key), (long long)st->cur,
                (long long)st->first_row);
@@ -408,7 +402,7 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rec.n != st->nkeys) {
     /* Every key of this row is known, so one of the layout's is missing. */
     for (i = 0; i < st->nkeys; i++) {
-      if (ar_record_find(&rec, st->keys[i].key.p, st->keys[i].key.n) < 0) {
+      if (record_find(&rec, st->keys[i].key.p, st->keys[i].key.n) < 0) {
         agg_fail(ctx, st, "key '%s' is missing from row %lld", quote(q, st->keys[i].key), (long long)st->cur);
         goto fail;
       }
@@ -416,15 +410,15 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   st->total_weight += w;
   st->nrows++;
-  ar_free(arrays);
-  ar_record_clear(&rec);
+  codec_free(arrays);
+  record_clear(&rec);
   return;
 nomem:
   agg_nomem(ctx, st);
 fail:
   st->failed = 1;
-  ar_free(arrays);
-  ar_record_clear(&rec);
+  codec_free(arrays);
+  record_clear(&rec);
 }
 
 /* --- results --------------------------------------------------------------- */
@@ -432,7 +426,7 @@ fail:
 /* ar_sum, ar_mean, ar_min, ar_max: write the result over the accumulators
 ** (see the file comment) and hand that memory to SQLite. */
 static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
-  ar_buf out;
+  buf_t out;
   int i;
   if (op == AGG_MEAN && !(st->total_weight > 0)) {
     sql_error(ctx, "total weight is %g; the weights must sum to a positive number", st->total_weight);
@@ -450,7 +444,7 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
     npy_array res;
     unsigned char *dst;
     key_result(st, op, k, &res);
-    dst = am_begin_item(&out, k->key, &res); /* never reallocates: the result fits */
+    dst = array_begin_result(&out, k->key, &res); /* never reallocates: the result fits */
     if (op == AGG_MIN || op == AGG_MAX || dt_kind(k->out) == DT_KIND_INT || dt_kind(k->out) == DT_KIND_UINT) {
       if (res.nbytes) memmove(dst, acc, (size_t)res.nbytes); /* same size, dst <= acc */
     } else {
@@ -463,14 +457,14 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
 
 /* ar_median, ar_trimmed_mean: for blocks of elements, gather each element's
 ** values across the kept rows and reduce them. */
-static int finish_order_stat(agg_state *st, int op, ar_buf *out) {
+static int finish_order_stat(agg_state *st, int op, buf_t *out) {
   uint64_t n = st->nrows, cut = op == AGG_TRIMMED ? (uint64_t)floor(st->beta * (double)n) : 0;
   size_t block = (size_t)(32768 / n), j, m;
   double *cols, *vals, *res_block;
   int i;
   if (block < 1) block = 1;
   if (block > KN_BLOCK) block = KN_BLOCK;
-  cols = ar_malloc((n * block + n + block) * sizeof(double));
+  cols = codec_malloc((n * block + n + block) * sizeof(double));
   if (!cols) return CODEC_NOMEM;
   vals = cols + n * block;
   res_block = vals + n;
@@ -481,7 +475,7 @@ static int finish_order_stat(agg_state *st, int op, ar_buf *out) {
     npy_array res;
     unsigned char *dst;
     key_result(st, op, k, &res);
-    if (!(dst = am_begin_item(out, k->key, &res))) break;
+    if (!(dst = array_begin_result(out, k->key, &res))) break;
     for (e = 0; e < k->numel; e += m) {
       m = k->numel - e < block ? (size_t)(k->numel - e) : block;
       for (r = 0; r < n; r++) kn_to_f64(k->type, st->kept.p + r * st->row_bytes + k->at + e * size, cols + r * block, m);
@@ -492,11 +486,11 @@ static int finish_order_stat(agg_state *st, int op, ar_buf *out) {
       kn_from_f64(k->out, res_block, dst + e * dt_size(k->out), m);
     }
   }
-  ar_free(cols);
+  codec_free(cols);
   return out->rc;
 }
 
-static void finish_stack(agg_state *st, ar_buf *out) {
+static void finish_stack(agg_state *st, buf_t *out) {
   int i;
   uint64_t r;
   for (i = 0; i < st->nkeys; i++) {
@@ -504,7 +498,7 @@ static void finish_stack(agg_state *st, ar_buf *out) {
     npy_array res;
     unsigned char *dst;
     key_result(st, AGG_STACK, k, &res);
-    if (!(dst = am_begin_item(out, k->key, &res))) return;
+    if (!(dst = array_begin_result(out, k->key, &res))) return;
     if (!k->bytes) continue; /* an empty array: nothing kept, nothing to copy */
     for (r = 0; r < st->nrows; r++) memcpy(dst + r * k->bytes, st->kept.p + r * st->row_bytes + k->at, (size_t)k->bytes);
   }
@@ -513,7 +507,7 @@ static void finish_stack(agg_state *st, ar_buf *out) {
 static void agg_final(sqlite3_context *ctx) {
   agg_state *st = sqlite3_aggregate_context(ctx, 0);
   int op = SQL_OP(ctx), i, rc;
-  ar_buf out;
+  buf_t out;
   if (!st) return; /* no rows: NULL */
   if (st->failed || !st->nrows) goto done;
   if (!KEEPS_ROWS(op)) {
@@ -526,7 +520,7 @@ static void agg_final(sqlite3_context *ctx) {
     for (i = 0; i < st->nkeys; i++) {
       npy_array res;
       key_result(st, op, &st->keys[i], &res);
-      if (size_add(total, am_item_size(st->keys[i].key, &res), &total)) {
+      if (size_add(total, array_result_size(st->keys[i].key, &res), &total)) {
         sqlite3_result_error_toobig(ctx);
         goto done;
       }

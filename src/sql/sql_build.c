@@ -28,16 +28,16 @@ SQLITE_EXTENSION_INIT3
 /* One item of the record being built: an existing item re-encoded, or a
 ** new .npy value. */
 typedef struct entry {
-  ar_span key;
-  const ar_item *item;
+  codec_span key;
+  const record_item *item;
   const npy_array *npy;
-  ar_span npy_bytes;
+  codec_span npy_bytes;
 } entry;
 
 
-static void entry_spec(const entry *e, ar_item_spec *spec, int64_t *shape, char *dtname) {
+static void entry_spec(const entry *e, record_item_spec *spec, int64_t *shape, char *dtname) {
   if (e->item) {
-    ar_item_spec_from_item(spec, e->item, shape);
+    record_item_spec_from_item(spec, e->item, shape);
     spec->key = e->key;
   } else {
     array_numpy_spec(spec, e->key, e->npy, e->npy_bytes, dtname);
@@ -46,34 +46,34 @@ static void entry_spec(const entry *e, ar_item_spec *spec, int64_t *shape, char 
 
 /* Write the entries as the result record: size first, one allocation. */
 static void result_entries(sqlite3_context *ctx, const entry *entries, int n) {
-  int64_t shape[AR_MAX_DIMS];
+  int64_t shape[RECORD_MAX_DIMS];
   char dtname[DT_NAME_MAX];
-  ar_item_spec spec;
+  record_item_spec spec;
   uint64_t total = 0;
-  ar_buf b;
+  buf_t b;
   int i;
   for (i = 0; i < n; i++) {
     entry_spec(&entries[i], &spec, shape, dtname);
-    if (size_add(total, ar_item_encoded_size(&spec), &total)) { sqlite3_result_error_toobig(ctx); return; }
+    if (size_add(total, record_item_encoded_size(&spec), &total)) { sqlite3_result_error_toobig(ctx); return; }
   }
   sql_buf_init(ctx, &b);
   if (buf_reserve(&b, total) == CODEC_OK) {
     for (i = 0; i < n; i++) {
       entry_spec(&entries[i], &spec, shape, dtname);
-      ar_write_item(&b, &spec);
+      record_write_item(&b, &spec);
     }
   }
   sql_result_buf(ctx, &b, 0);
 }
 
-static void duplicate_key_error(sqlite3_context *ctx, ar_span key, const char *what, int first, int second) {
-  char q[AR_QUOTE_MAX];
-  sql_error(ctx, "duplicate key '%s' (%s %d and %d)", ar_quote_key(q, sizeof(q), key.p, key.n), what, first, second);
+static void duplicate_key_error(sqlite3_context *ctx, codec_span key, const char *what, int first, int second) {
+  char q[CODEC_QUOTE_MAX];
+  sql_error(ctx, "duplicate key '%s' (%s %d and %d)", codec_quote(q, sizeof(q), key.p, key.n), what, first, second);
 }
 
 /* Allocation for n entries and n parsed .npy views. */
 static entry *entries_alloc(sqlite3_context *ctx, int n, npy_array **arrays) {
-  entry *e = ar_malloc((uint64_t)(n ? n : 1) * (sizeof(entry) + (arrays ? sizeof(npy_array) : 0)));
+  entry *e = codec_malloc((uint64_t)(n ? n : 1) * (sizeof(entry) + (arrays ? sizeof(npy_array) : 0)));
   if (!e) {
     sqlite3_result_error_nomem(ctx);
     return NULL;
@@ -90,7 +90,7 @@ static void ar_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   char(*names)[24] = NULL;
   if (!listing && argc % 2) { sql_error(ctx, "expects key, npy pairs (got %d arguments)", argc); return; }
   if (!(entries = entries_alloc(ctx, n, &arrays))) return;
-  if (listing && !(names = ar_malloc((uint64_t)(n ? n : 1) * sizeof(*names)))) {
+  if (listing && !(names = codec_malloc((uint64_t)(n ? n : 1) * sizeof(*names)))) {
     sqlite3_result_error_nomem(ctx);
     goto done;
   }
@@ -118,12 +118,12 @@ static void ar_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   }
   result_entries(ctx, entries, n);
 done:
-  ar_free(names);
-  ar_free(entries);
+  codec_free(names);
+  codec_free(entries);
 }
 
 /* Entries for every item of a parsed record (n+extra slots). */
-static entry *entries_from_record(sqlite3_context *ctx, const ar_record *rec, int extra) {
+static entry *entries_from_record(sqlite3_context *ctx, const record_t *rec, int extra) {
   entry *e = entries_alloc(ctx, rec->n + extra, NULL);
   int i;
   if (!e) return NULL;
@@ -137,18 +137,18 @@ static entry *entries_from_record(sqlite3_context *ctx, const ar_record *rec, in
 
 /* ar_set(rec, key, npy): replace the key's array in place, or append it. */
 static void ar_set_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   npy_array a;
   entry *entries = NULL;
-  ar_span key, bytes;
+  codec_span key, bytes;
   int idx, n;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if (sql_arg_key(ctx, argv[1], 1, &key.p, &key.n) <= 0) goto done;
   if (sql_arg_npy_value(ctx, argv[2], 2, key, &a, &bytes) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 1))) goto done;
-  idx = ar_record_find(&rec, key.p, key.n);
+  idx = record_find(&rec, key.p, key.n);
   n = rec.n;
   if (idx < 0) idx = n++;
   entries[idx].key = key;
@@ -157,16 +157,16 @@ static void ar_set_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   entries[idx].npy_bytes = bytes;
   result_entries(ctx, entries, n);
 done:
-  ar_free(entries);
-  ar_record_clear(&rec);
+  codec_free(entries);
+  record_clear(&rec);
 }
 
 /* ar_delete(rec, key, ...): drop the named keys; absent keys are ignored. */
 static void ar_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   entry *entries = NULL;
   int i, k, n = 0;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (argc < 1) { sql_error(ctx, "expects a record and keys"); return; }
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   for (k = 1; k < argc; k++) {
@@ -186,48 +186,48 @@ static void ar_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   result_entries(ctx, entries, n);
 done:
-  ar_free(entries);
-  ar_record_clear(&rec);
+  codec_free(entries);
+  record_clear(&rec);
 }
 
 /* ar_rename(rec, old, new): rename a key in place; absent old -> unchanged. */
 static void ar_rename_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   entry *entries = NULL;
-  ar_span from, to;
+  codec_span from, to;
   int idx, clash;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if (sql_arg_key(ctx, argv[1], 1, &from.p, &from.n) <= 0) goto done;
   if (sql_arg_key(ctx, argv[2], 2, &to.p, &to.n) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 0))) goto done;
-  idx = ar_record_find(&rec, from.p, from.n);
-  clash = ar_record_find(&rec, to.p, to.n);
+  idx = record_find(&rec, from.p, from.n);
+  clash = record_find(&rec, to.p, to.n);
   if (idx >= 0 && clash >= 0 && clash != idx) {
-    char q[AR_QUOTE_MAX];
-    sql_error(ctx, "key '%s' already exists (item %d)", ar_quote_key(q, sizeof(q), to.p, to.n), clash);
+    char q[CODEC_QUOTE_MAX];
+    sql_error(ctx, "key '%s' already exists (item %d)", codec_quote(q, sizeof(q), to.p, to.n), clash);
     goto done;
   }
   if (idx >= 0) entries[idx].key = to;
   result_entries(ctx, entries, rec.n);
 done:
-  ar_free(entries);
-  ar_record_clear(&rec);
+  codec_free(entries);
+  record_clear(&rec);
 }
 
 /* ar_merge(rec1, rec2, ...): dict.update in argument order — a key keeps
 ** its first position and takes its last value; new keys are appended. */
 static void ar_merge_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record *recs;
+  record_t *recs;
   entry *entries = NULL;
-  ar_keyset ks;
+  keyset_t ks;
   int r, i, n = 0, total = 0;
   if (argc < 1) { sql_error(ctx, "expects at least one record"); return; }
-  recs = ar_malloc((uint64_t)argc * sizeof(ar_record));
+  recs = codec_malloc((uint64_t)argc * sizeof(record_t));
   if (!recs) { sqlite3_result_error_nomem(ctx); return; }
-  ar_keyset_init(&ks);
-  for (r = 0; r < argc; r++) ar_record_init(&recs[r]);
+  keyset_init(&ks);
+  for (r = 0; r < argc; r++) record_init(&recs[r]);
   for (r = 0; r < argc; r++) {
     if (sql_arg_record(ctx, argv[r], r, &recs[r]) <= 0) goto done;
     /* The same huge record may be passed many times: keep the sum an int. */
@@ -240,11 +240,11 @@ static void ar_merge_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   if (!(entries = entries_alloc(ctx, total, NULL))) goto done;
   for (r = 0; r < argc; r++) {
     for (i = 0; i < recs[r].n; i++) {
-      const ar_item *it = &recs[r].items[i];
-      int at = ar_keyset_get(&ks, it->key.p, it->key.n);
+      const record_item *it = &recs[r].items[i];
+      int at = keyset_get(&ks, it->key.p, it->key.n);
       if (at < 0) {
         at = n++;
-        if (ar_keyset_put(&ks, it->key.p, it->key.n, at)) {
+        if (keyset_put(&ks, it->key.p, it->key.n, at)) {
           sqlite3_result_error_nomem(ctx);
           goto done;
         }
@@ -256,28 +256,28 @@ static void ar_merge_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   }
   result_entries(ctx, entries, n);
 done:
-  for (r = 0; r < argc; r++) ar_record_clear(&recs[r]);
-  ar_free(recs);
-  ar_free(entries);
-  ar_keyset_free(&ks);
+  for (r = 0; r < argc; r++) record_clear(&recs[r]);
+  codec_free(recs);
+  codec_free(entries);
+  keyset_free(&ks);
 }
 
 /* ar_select(rec, glob): the items whose key matches a GLOB pattern. */
 static void ar_select_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   entry *entries = NULL;
   const char *pattern;
   uint64_t plen;
-  ar_buf key;
+  buf_t key;
   int i, n = 0;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   buf_init(&key, UINT64_MAX);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if (sql_arg_text(ctx, argv[1], 1, "a GLOB pattern", &pattern, &plen) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 0))) goto done;
   for (i = 0; i < rec.n; i++) {
-    const ar_item *it = &rec.items[i];
+    const record_item *it = &rec.items[i];
     /* sqlite3_strglob reads a key up to its first NUL: a key holding one
     ** would match on its prefix alone, so it never matches. */
     if (it->key.n && memchr(it->key.p, 0, (size_t)it->key.n)) continue;
@@ -294,34 +294,35 @@ static void ar_select_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   result_entries(ctx, entries, n);
 done:
   buf_free(&key);
-  ar_free(entries);
-  ar_record_clear(&rec);
+  codec_free(entries);
+  record_clear(&rec);
 }
 
 /* --- aggregates ------------------------------------------------------------ */
 
-typedef struct agg_state {
+/* ar_agg / ar_agg_list: the result record, written as rows arrive. */
+typedef struct build_state {
   int started;
   int count; /* items written */
   int rows;  /* rows seen, NULL ones included (for messages) */
-  ar_buf out;
-  ar_keyset keys;
-} agg_state;
+  buf_t out;
+  keyset_t keys;
+} build_state;
 
 /* ar_agg(key, npy) / ar_agg_list(npy): append one item per row, in row
 ** order, straight into the result buffer (one copy of each value). */
 static void ar_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
+  build_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
   int listing = SQL_OP(ctx), first;
   npy_array a;
-  ar_span key, bytes;
-  ar_item_spec spec;
+  codec_span key, bytes;
+  record_item_spec spec;
   char dtname[DT_NAME_MAX], name[24];
   (void)argc;
   if (!st) { sqlite3_result_error_nomem(ctx); return; }
   if (!st->started) {
     sql_buf_init(ctx, &st->out);
-    ar_keyset_init(&st->keys);
+    keyset_init(&st->keys);
     st->started = 1;
   }
   st->rows++;
@@ -333,28 +334,28 @@ static void ar_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (sql_arg_npy_value(ctx, argv[listing ? 0 : 1], listing ? 0 : 1, key, &a, &bytes) <= 0) return;
   if (!listing) {
-    if ((first = ar_keyset_get(&st->keys, key.p, key.n)) >= 0) {
+    if ((first = keyset_get(&st->keys, key.p, key.n)) >= 0) {
       duplicate_key_error(ctx, key, "rows", first, st->rows - 1);
       return;
     }
-    if (ar_keyset_put(&st->keys, key.p, key.n, st->rows - 1)) {
+    if (keyset_put(&st->keys, key.p, key.n, st->rows - 1)) {
       sqlite3_result_error_nomem(ctx);
       return;
     }
   }
   array_numpy_spec(&spec, key, &a, bytes, dtname);
-  ar_write_item(&st->out, &spec);
+  record_write_item(&st->out, &spec);
   if (st->out.rc) { sql_codec_error(ctx, st->out.rc, NULL); return; }
   st->count++;
 }
 
 static void ar_agg_final(sqlite3_context *ctx) {
-  agg_state *st = sqlite3_aggregate_context(ctx, 0);
+  build_state *st = sqlite3_aggregate_context(ctx, 0);
   if (!st || !st->started) {
     sqlite3_result_zeroblob(ctx, 0); /* no rows: the empty record */
     return;
   }
-  ar_keyset_free(&st->keys);
+  keyset_free(&st->keys);
   sql_result_buf(ctx, &st->out, 0);
 }
 

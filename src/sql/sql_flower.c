@@ -24,12 +24,12 @@ static void result_hex(sqlite3_context *ctx, const unsigned char *id) {
 
 /* ar_object_id(rec): deflate (hashing every chunk once) and name the root. */
 static void ar_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   fo_tree t;
   codec_err err;
   int rc;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   fo_tree_init(&t);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if ((rc = fo_deflate(&t, &rec, FO_CHUNK_SIZE, &err)) != CODEC_OK) {
@@ -39,16 +39,16 @@ static void ar_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **ar
   result_hex(ctx, t.obj[t.n - 1].id);
 done:
   fo_tree_free(&t);
-  ar_record_clear(&rec);
+  record_clear(&rec);
 }
 
 /* npy_object_id(npy): the Array that ar()/ar_set store for this .npy: dtype
 ** str(dtype), its shape, stype "numpy.ndarray", data = the .npy file without
 ** any bytes after its payload (as ar() stores it). */
 static void npy_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_span bytes, no_key = {NULL, 0};
+  codec_span bytes, no_key = {NULL, 0};
   npy_array a;
-  ar_item_spec spec;
+  record_item_spec spec;
   char dtname[DT_NAME_MAX];
   unsigned char id[SHA256_DIGEST_SIZE];
   codec_err err;
@@ -113,7 +113,7 @@ static void ar_inflate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv
 static void ar_inflate_final(sqlite3_context *ctx) {
   inflate_state *st = sqlite3_aggregate_context(ctx, 0);
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int rc;
   if (!st || !st->started) return; /* no rows: NULL */
   if (st->failed || st->store.n == 0) { /* an error already, or only NULL rows */

@@ -20,7 +20,7 @@ SQLITE_EXTENSION_INIT3
 enum { FMT_SAFETENSORS, FMT_ST_METADATA, FMT_NPZ };
 
 /* The codec's result: the buffer, or its error. */
-static void result_or_error(sqlite3_context *ctx, int rc, const codec_err *err, ar_buf *out, int text) {
+static void result_or_error(sqlite3_context *ctx, int rc, const codec_err *err, buf_t *out, int text) {
   if (rc) {
     buf_free(out);
     sql_codec_error(ctx, rc, err);
@@ -35,7 +35,7 @@ static void read_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint64_t n;
   st_file f;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int rc, op = SQL_OP(ctx);
   (void)argc;
   if (sql_arg_blob(ctx, argv[0], 0, op == FMT_NPZ ? "an .npz" : "a safetensors", &p, &n) <= 0) return;
@@ -57,13 +57,13 @@ static void read_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ar_to_safetensors(rec [, metadata_json]) and ar_to_npz(rec [, compress]) */
 static void write_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   const char *meta = NULL;
   uint64_t meta_len = 0;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int compress = 0;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if (argc > 1 && SQL_OP(ctx) == FMT_SAFETENSORS) {
     if (sql_arg_text(ctx, argv[1], 1, "metadata JSON", &meta, &meta_len) < 0) goto done;
@@ -82,7 +82,7 @@ static void write_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                                                  : npz_from_record(&rec, compress, &out, &err),
                   &err, &out, 0);
 done:
-  ar_record_clear(&rec);
+  record_clear(&rec);
 }
 
 static const sql_function format_functions[] = {

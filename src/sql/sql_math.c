@@ -85,7 +85,7 @@ static void npy_reduce_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
   if ((op == RED_MIN || op == RED_MAX) && refuse_complex(ctx, &a, "complex arrays have no order")) return;
   if (!(scratch = sql_math_scratch(ctx))) return;
   am_reduce(&a, what[op], &st, scratch);
-  ar_free(scratch);
+  codec_free(scratch);
   switch (op) {
     case RED_SUM: sql_result_number(ctx, st.sum_re, st.sum_im, st.is_complex); break;
     case RED_MEAN: sql_result_mean(ctx, &st); break;
@@ -132,7 +132,7 @@ static void npy_norm_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   if (argc > 1 && (rc = arg_ord(ctx, argv[1], &ord)) <= 0) return;
   if (!(scratch = sql_math_scratch(ctx))) return;
   am_reduce(&a, ord == 2 ? AM_SUMSQ : ord == 1 ? AM_SUMABS : AM_MAXABS, &st, scratch);
-  ar_free(scratch);
+  codec_free(scratch);
   if (ord == 2) sqlite3_result_double(ctx, sqrt(st.sumsq));
   else if (ord == 1) sqlite3_result_double(ctx, st.sumabs);
   else if (st.count) sqlite3_result_double(ctx, st.maxabs); /* max of nothing: NULL */
@@ -159,7 +159,7 @@ static void npy_dot_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   if (!(scratch = sql_math_scratch(ctx))) return;
   rc = am_dot(&a, &b, cosine, &r, scratch, &err);
-  ar_free(scratch);
+  codec_free(scratch);
   if (rc) {
     sql_codec_error(ctx, rc, &err);
   } else if (!cosine) {
@@ -188,7 +188,7 @@ static void npy_allclose_func(sqlite3_context *ctx, int argc, sqlite3_value **ar
   if (sql_math_tolerances(ctx, argc, argv, 2, &rtol, &atol) <= 0) return;
   if (!(scratch = sql_math_scratch(ctx))) return;
   rc = am_allclose(&a, &b, rtol, atol, &close, scratch, &err);
-  ar_free(scratch);
+  codec_free(scratch);
   if (rc) sql_codec_error(ctx, rc, &err);
   else sqlite3_result_int(ctx, close);
 }
@@ -200,7 +200,7 @@ static void result_elementwise(sqlite3_context *ctx, const am_op *op, const npy_
   unsigned char *scratch, *dst;
   npy_array res;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int rc = am_plan(op, a, b, &res, &err);
   if (rc) {
     sql_codec_error(ctx, rc, &err);
@@ -208,14 +208,14 @@ static void result_elementwise(sqlite3_context *ctx, const am_op *op, const npy_
   }
   if (!(scratch = sql_math_scratch(ctx))) return;
   sql_buf_init(ctx, &out);
-  dst = am_begin_npy(&out, &res);
+  dst = npy_begin(&out, &res);
   if (dst && (rc = am_run(op, a, b, &res, dst, scratch, &err)) != CODEC_OK) {
-    ar_free(scratch);
+    codec_free(scratch);
     buf_free(&out);
     sql_codec_error(ctx, rc, &err);
     return;
   }
-  ar_free(scratch);
+  codec_free(scratch);
   sql_result_buf(ctx, &out, 0); /* reports a failed buffer */
 }
 

@@ -9,7 +9,7 @@
 #include "math/arraymath.h"
 #include "sql/sql_util.h"
 
-/* AM_SCRATCH bytes (free with ar_free), or NULL after reporting SQLITE_NOMEM. */
+/* AM_SCRATCH bytes (free with codec_free), or NULL after reporting SQLITE_NOMEM. */
 unsigned char *sql_math_scratch(sqlite3_context *ctx);
 
 /* A REAL, or for complex values the JSON text "[re,im]" (as npy_item gives

@@ -54,7 +54,7 @@ static void npy_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   int ndim, rc;
   int64_t shape[NPY_MAX_DIMS];
   codec_err err;
-  ar_buf b;
+  buf_t b;
   (void)argc;
   if ((rc = sql_arg_blob(ctx, argv[0], 0, "a raw", &raw, &raw_len)) <= 0) return;
   if ((rc = sql_arg_dtype(ctx, argv[1], 1, &d)) <= 0) return;
@@ -91,7 +91,7 @@ static void npy_raw_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (a.nbytes > sql_limit(ctx)) { sqlite3_result_error_toobig(ctx); return; }
   c = npy_c_payload(&a, &owned);
   if (!c) { sqlite3_result_error_nomem(ctx); return; }
-  if (owned) sqlite3_result_blob64(ctx, owned, a.nbytes, sqlite3_free);
+  if (owned) sqlite3_result_blob64(ctx, owned, a.nbytes, codec_free);
   else sqlite3_result_blob64(ctx, c, a.nbytes, SQLITE_TRANSIENT);
 }
 
@@ -99,14 +99,14 @@ static void npy_to_json_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
   npy_array a;
   unsigned char *owned;
   const unsigned char *c;
-  ar_buf b;
+  buf_t b;
   (void)argc;
   if (sql_arg_npy(ctx, argv[0], 0, &a) <= 0) return;
   c = npy_c_payload(&a, &owned);
   if (!c) { sqlite3_result_error_nomem(ctx); return; }
   sql_buf_init(ctx, &b);
   json_put_array(&b, c, a.dtype, a.ndim, a.shape);
-  ar_free(owned);
+  codec_free(owned);
   sql_result_buf(ctx, &b, 1);
 }
 
@@ -117,7 +117,7 @@ static void npy_from_json_func(sqlite3_context *ctx, int argc, sqlite3_value **a
   dt_dtype d = dt_native(DT_FLOAT64);
   int has_dtype = 0, ndim, rc;
   int64_t shape[NPY_MAX_DIMS];
-  ar_buf payload, b;
+  buf_t payload, b;
   codec_err err;
   char number[32];
   if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER || sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
@@ -179,10 +179,9 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   (void)argc;
   switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
-      const unsigned char *p = sqlite3_value_blob(argv[0]);
-      uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);
-      if (!p && n) { sqlite3_result_error_nomem(ctx); return; }
-      rc = npy_parse(p ? p : (const unsigned char *)"", n, &a, &err);
+      codec_span blob;
+      if (sql_blob_span(argv[0], &blob) != SQLITE_OK) { sqlite3_result_error_nomem(ctx); return; }
+      rc = npy_parse(blob.p, blob.n, &a, &err);
       break;
     }
     default:

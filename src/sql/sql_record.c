@@ -22,9 +22,9 @@ SQLITE_EXTENSION_INIT3
 
 enum { REC_LEN, REC_KEYS, REC_COUNT_BYTES, REC_JSON };
 
-static void put_item_summary(ar_buf *b, const ar_item *it) {
-  int64_t shape[AR_MAX_DIMS];
-  int ndim = ar_item_shape(it, shape);
+static void put_item_summary(buf_t *b, const record_item *it) {
+  int64_t shape[RECORD_MAX_DIMS];
+  int ndim = record_item_shape(it, shape);
   buf_puts(b, "{\"dtype\":");
   json_put_string(b, it->dtype.p, it->dtype.n);
   buf_puts(b, ",\"shape\":");
@@ -36,18 +36,18 @@ static void put_item_summary(ar_buf *b, const ar_item *it) {
 
 /* Whole-record readers: ar_len, ar_keys, ar_count_bytes, ar_json. */
 static void ar_record_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
-  ar_buf b;
+  record_t rec;
+  buf_t b;
   uint64_t total = 0;
   int i;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   switch (SQL_OP(ctx)) {
     case REC_LEN: sqlite3_result_int(ctx, rec.n); break;
     case REC_COUNT_BYTES:
       /* Flower's count_bytes(): len(data) + len(key) in characters. */
-      for (i = 0; i < rec.n; i++) total += rec.items[i].data.n + ar_utf8_length(rec.items[i].key.p, rec.items[i].key.n);
+      for (i = 0; i < rec.n; i++) total += rec.items[i].data.n + codec_utf8_length(rec.items[i].key.p, rec.items[i].key.n);
       sqlite3_result_int64(ctx, (sqlite3_int64)total);
       break;
     default:
@@ -65,23 +65,23 @@ static void ar_record_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       sql_result_buf(ctx, &b, 1);
   }
 done:
-  ar_record_clear(&rec);
+  record_clear(&rec);
 }
 
 enum { KEY_HAS, KEY_GET, KEY_DATA, KEY_DTYPE, KEY_SHAPE, KEY_STYPE, KEY_NBYTES };
 
 /* Per-key readers: ar_has, ar_get, ar_data, ar_dtype, ar_shape, ar_stype, ar_nbytes. */
 static void ar_key_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   const unsigned char *key;
   uint64_t klen;
-  const ar_item *it;
+  const record_item *it;
   int idx, op = SQL_OP(ctx);
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   if (sql_arg_key(ctx, argv[1], 1, &key, &klen) <= 0) goto done;
-  idx = ar_record_find(&rec, key, klen);
+  idx = record_find(&rec, key, klen);
   if (op == KEY_HAS) {
     sqlite3_result_int(ctx, idx >= 0);
     goto done;
@@ -93,12 +93,12 @@ static void ar_key_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       npy_array a;
       codec_err err;
       int rc = array_open(it, idx, &a, &err);
-      ar_buf b;
+      buf_t b;
       if (rc) {
         sql_codec_error(ctx, rc, &err);
         break;
       }
-      if (ar_item_is_numpy(it)) {
+      if (record_item_is_numpy(it)) {
         sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT);
         break;
       }
@@ -112,34 +112,33 @@ static void ar_key_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     case KEY_STYPE: sqlite3_result_text64(ctx, (const char *)it->stype.p, it->stype.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
     case KEY_NBYTES: sqlite3_result_int64(ctx, (sqlite3_int64)it->data.n); break;
     default: {
-      int64_t shape[AR_MAX_DIMS];
-      sql_result_shape(ctx, ar_item_shape(it, shape), shape);
+      int64_t shape[RECORD_MAX_DIMS];
+      sql_result_shape(ctx, record_item_shape(it, shape), shape);
     }
   }
 done:
-  ar_record_clear(&rec);
+  record_clear(&rec);
 }
 
 /* ar_valid / ar_error: the record structure and every array in it. Never
 ** raise for bad input; NULL in, NULL out. */
 static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ar_record rec;
+  record_t rec;
   codec_err err;
   int rc = CODEC_OK, i;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
-      const unsigned char *p = sqlite3_value_blob(argv[0]);
-      uint64_t n = (uint64_t)sqlite3_value_bytes(argv[0]);
-      if (!p && n) { sqlite3_result_error_nomem(ctx); return; }
-      rc = ar_record_parse(&rec, p ? p : (const unsigned char *)"", n, &err);
+      codec_span blob;
+      if (sql_blob_span(argv[0], &blob) != SQLITE_OK) { sqlite3_result_error_nomem(ctx); return; }
+      rc = record_parse(&rec, blob.p, blob.n, &err);
       for (i = 0; rc == CODEC_OK && i < rec.n; i++) rc = array_validate(&rec.items[i], i, &err);
       break;
     }
     default: rc = sql_blob_type_problem(&err, argv[0], 0, "a record"); break; /* as ar_len etc. raise */
   }
-  ar_record_clear(&rec);
+  record_clear(&rec);
   sql_result_check(ctx, rc, &err, SQL_OP(ctx));
 }
 

@@ -26,25 +26,25 @@ SQLITE_EXTENSION_INIT3
 
 /* Report err for one item: "key 'w': problem" (allocation and size
 ** failures as themselves). */
-static void item_error(sqlite3_context *ctx, int rc, const codec_err *err, const ar_item *it) {
-  char q[AR_QUOTE_MAX];
+static void item_error(sqlite3_context *ctx, int rc, const codec_err *err, const record_item *it) {
+  char q[CODEC_QUOTE_MAX];
   if (rc == CODEC_NOMEM || rc == CODEC_TOOBIG) sql_codec_error(ctx, rc, err);
-  else sql_error(ctx, "key '%s': %s", ar_quote_key(q, sizeof(q), it->key.p, it->key.n), err->msg);
+  else sql_error(ctx, "key '%s': %s", codec_quote(q, sizeof(q), it->key.p, it->key.n), err->msg);
 }
 
-static int same_key(const ar_item *x, const ar_item *y) {
+static int same_key(const record_item *x, const record_item *y) {
   return x->key.n == y->key.n && memcmp(x->key.p, y->key.p, (size_t)x->key.n) == 0;
 }
 
 /* map[i] = the index in b of a's item i. Returns 1, or -1 after reporting a
 ** key that only one side has. */
-static int match_keys(sqlite3_context *ctx, const ar_record *a, const ar_record *b, int *map) {
-  ar_keyset ks;
-  char q[AR_QUOTE_MAX];
+static int match_keys(sqlite3_context *ctx, const record_t *a, const record_t *b, int *map) {
+  keyset_t ks;
+  char q[CODEC_QUOTE_MAX];
   int i, rc = 1;
-  ar_keyset_init(&ks);
+  keyset_init(&ks);
   for (i = 0; i < a->n && rc > 0; i++) {
-    const ar_item *it = &a->items[i];
+    const record_item *it = &a->items[i];
     if (i < b->n && same_key(it, &b->items[i])) {
       map[i] = i; /* the usual case: same order */
       continue;
@@ -52,7 +52,7 @@ static int match_keys(sqlite3_context *ctx, const ar_record *a, const ar_record 
     if (!ks.cap) {
       int j;
       for (j = 0; j < b->n; j++) {
-        if (ar_keyset_put(&ks, b->items[j].key.p, b->items[j].key.n, j)) {
+        if (keyset_put(&ks, b->items[j].key.p, b->items[j].key.n, j)) {
           sqlite3_result_error_nomem(ctx);
           rc = -1;
           break;
@@ -60,19 +60,19 @@ static int match_keys(sqlite3_context *ctx, const ar_record *a, const ar_record 
       }
       if (rc < 0) break;
     }
-    map[i] = ar_keyset_get(&ks, it->key.p, it->key.n);
+    map[i] = keyset_get(&ks, it->key.p, it->key.n);
     if (map[i] < 0) {
-      sql_error(ctx, "key '%s' is missing from argument 2", ar_quote_key(q, sizeof(q), it->key.p, it->key.n));
+      sql_error(ctx, "key '%s' is missing from argument 2", codec_quote(q, sizeof(q), it->key.p, it->key.n));
       rc = -1;
     }
   }
-  ar_keyset_free(&ks);
+  keyset_free(&ks);
   if (rc > 0 && b->n != a->n) {
     /* Every key of a is in b and keys are unique, so b has more. */
     for (i = 0; i < b->n; i++) {
-      const ar_item *it = &b->items[i];
-      if (ar_record_find(a, it->key.p, it->key.n) < 0) {
-        sql_error(ctx, "key '%s' of argument 2 is missing from argument 1", ar_quote_key(q, sizeof(q), it->key.p, it->key.n));
+      const record_item *it = &b->items[i];
+      if (record_find(a, it->key.p, it->key.n) < 0) {
+        sql_error(ctx, "key '%s' of argument 2 is missing from argument 1", codec_quote(q, sizeof(q), it->key.p, it->key.n));
         return -1;
       }
     }
@@ -82,7 +82,7 @@ static int match_keys(sqlite3_context *ctx, const ar_record *a, const ar_record 
 
 /* The records of a call: one or two, parsed, with the key map. */
 typedef struct rec_args {
-  ar_record a, b;
+  record_t a, b;
   int two;
   int *map;
 } rec_args;
@@ -95,7 +95,7 @@ static int rec_args_open(sqlite3_context *ctx, sqlite3_value **argv, int two, re
   if ((rc = sql_arg_record(ctx, argv[0], 0, &r->a)) <= 0) return rc;
   if (!two) return 1;
   if ((rc = sql_arg_record(ctx, argv[1], 1, &r->b)) <= 0) return rc;
-  if (!(r->map = ar_malloc((uint64_t)(r->a.n ? r->a.n : 1) * sizeof(int)))) {
+  if (!(r->map = codec_malloc((uint64_t)(r->a.n ? r->a.n : 1) * sizeof(int)))) {
     sqlite3_result_error_nomem(ctx);
     return -1;
   }
@@ -103,15 +103,15 @@ static int rec_args_open(sqlite3_context *ctx, sqlite3_value **argv, int two, re
 }
 
 static void rec_args_init(rec_args *r) {
-  ar_record_init(&r->a);
-  ar_record_init(&r->b);
+  record_init(&r->a);
+  record_init(&r->b);
   r->map = NULL;
 }
 
 static void rec_args_clear(rec_args *r) {
-  ar_free(r->map);
-  ar_record_clear(&r->a);
-  ar_record_clear(&r->b);
+  codec_free(r->map);
+  record_clear(&r->a);
+  record_clear(&r->b);
 }
 
 /* Open item i of a (and its partner in b) as arrays. */
@@ -133,31 +133,31 @@ typedef struct keyed {
 /* Apply op key by key; with only_float, non-floating arrays are kept. */
 static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args *r, int only_float) {
   int n = r->a.n, i, rc = CODEC_OK;
-  keyed *k = ar_malloc((uint64_t)(n ? n : 1) * sizeof(keyed));
+  keyed *k = codec_malloc((uint64_t)(n ? n : 1) * sizeof(keyed));
   unsigned char *scratch = NULL;
-  int64_t shape[AR_MAX_DIMS];
+  int64_t shape[RECORD_MAX_DIMS];
   uint64_t total = 0;
-  ar_item_spec spec;
+  record_item_spec spec;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   buf_init(&out, 0);
   if (!k) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
   for (i = 0; i < n; i++) {
-    const ar_item *it = &r->a.items[i];
+    const record_item *it = &r->a.items[i];
     uint64_t size;
     if (!open_pair(ctx, r, i, &k[i].a, &k[i].b)) goto done;
     k[i].keep = only_float && dt_kind(k[i].a.dtype.type) != DT_KIND_FLOAT;
     if (k[i].keep) {
-      ar_item_spec_from_item(&spec, it, shape);
-      size = ar_item_encoded_size(&spec);
+      record_item_spec_from_item(&spec, it, shape);
+      size = record_item_encoded_size(&spec);
     } else if ((rc = am_plan(op, &k[i].a, &k[i].b, &k[i].res, &err)) != CODEC_OK) {
       item_error(ctx, rc, &err, it);
       goto done;
     } else {
-      size = am_item_size(it->key, &k[i].res);
+      size = array_result_size(it->key, &k[i].res);
     }
     if (size_add(total, size, &total)) {
       sqlite3_result_error_toobig(ctx);
@@ -168,12 +168,12 @@ static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args
   sql_buf_init(ctx, &out);
   if (buf_reserve(&out, total) == CODEC_OK) {
     for (i = 0; i < n && !out.rc; i++) {
-      const ar_item *it = &r->a.items[i];
+      const record_item *it = &r->a.items[i];
       unsigned char *dst;
       if (k[i].keep) {
-        ar_item_spec_from_item(&spec, it, shape);
-        ar_write_item(&out, &spec);
-      } else if ((dst = am_begin_item(&out, it->key, &k[i].res)) != NULL &&
+        record_item_spec_from_item(&spec, it, shape);
+        record_write_item(&out, &spec);
+      } else if ((dst = array_begin_result(&out, it->key, &k[i].res)) != NULL &&
                  (rc = am_run(op, &k[i].a, &k[i].b, &k[i].res, dst, scratch, &err)) != CODEC_OK) {
         item_error(ctx, rc, &err, it);
         goto done;
@@ -183,8 +183,8 @@ static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args
   sql_result_buf(ctx, &out, 0);
 done:
   buf_free(&out);
-  ar_free(scratch);
-  ar_free(k);
+  codec_free(scratch);
+  codec_free(k);
 }
 
 /* ar_add(a, b), ar_sub(a, b); op code KN_ADD / KN_SUB. */
@@ -254,7 +254,7 @@ static void ar_norm_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   sqlite3_result_double(ctx, sqrt(kn_cascade_sum(&sum)));
 done:
-  ar_free(scratch);
+  codec_free(scratch);
   rec_args_clear(&r);
 }
 
@@ -299,7 +299,7 @@ static void ar_dot_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_double(ctx, kn_cascade_sum(&re) / (sqrt(kn_cascade_sum(&aa)) * sqrt(kn_cascade_sum(&bb))));
   }
 done:
-  ar_free(scratch);
+  codec_free(scratch);
   rec_args_clear(&r);
 }
 
@@ -326,21 +326,21 @@ static void ar_allclose_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
   }
   sqlite3_result_int(ctx, close);
 done:
-  ar_free(scratch);
+  codec_free(scratch);
   rec_args_clear(&r);
 }
 
 /* ar_numel(rec): total elements, from the shapes alone (no payload is read). */
 static void ar_numel_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  int64_t shape[AR_MAX_DIMS];
+  int64_t shape[RECORD_MAX_DIMS];
   uint64_t total = 0, numel;
-  ar_record rec;
+  record_t rec;
   int i;
   (void)argc;
-  ar_record_init(&rec);
+  record_init(&rec);
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   for (i = 0; i < rec.n; i++) {
-    if (npy_shape_numel(ar_item_shape(&rec.items[i], shape), shape, &numel, NULL) ||
+    if (npy_shape_numel(record_item_shape(&rec.items[i], shape), shape, &numel, NULL) ||
         size_add(total, numel, &total) || total > (uint64_t)INT64_MAX) {
       sql_error(ctx, "the total number of elements does not fit in 64 bits");
       goto done;
@@ -348,7 +348,7 @@ static void ar_numel_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   }
   sqlite3_result_int64(ctx, (sqlite3_int64)total);
 done:
-  ar_record_clear(&rec);
+  record_clear(&rec);
 }
 
 static const sql_function record_math_functions[] = {

@@ -65,10 +65,10 @@ uint64_t sql_limit(sqlite3_context *ctx) {
   return limit < 0 ? 0 : (uint64_t)limit;
 }
 
-void sql_buf_init(sqlite3_context *ctx, ar_buf *b) { buf_init_result(b, sql_limit(ctx)); }
+void sql_buf_init(sqlite3_context *ctx, buf_t *b) { buf_init_result(b, sql_limit(ctx)); }
 
-void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text) {
-  void (*release)(void *) = b->result ? buf_release : sqlite3_free;
+void sql_result_buf(sqlite3_context *ctx, buf_t *b, int text) {
+  void (*release)(void *) = b->result ? buf_release : codec_free;
   uint64_t n;
   unsigned char *p;
   if (b->rc == CODEC_NOMEM) {
@@ -109,6 +109,17 @@ static const char *type_name(int t) {
 
 static const unsigned char empty_blob[1] = {0};
 
+int sql_blob_span(sqlite3_value *v, codec_span *out) {
+  out->p = sqlite3_value_blob(v);
+  out->n = (uint64_t)sqlite3_value_bytes(v);
+  if (!out->p) {
+    /* A zero-length BLOB has a NULL pointer; a longer one only on OOM. */
+    if (out->n) return SQLITE_NOMEM;
+    out->p = empty_blob; /* a zero-length BLOB is still a value */
+  }
+  return SQLITE_OK;
+}
+
 int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what) {
   return codec_fail(err, CODEC_CORRUPT, "argument %d must be %s BLOB, got %s", argi + 1, what,
                     type_name(sqlite3_value_type(v)));
@@ -124,15 +135,14 @@ int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *w
     sql_error(ctx, "%s", err.msg);
     return -1;
   }
-  *p = sqlite3_value_blob(v);
-  *n = (uint64_t)sqlite3_value_bytes(v);
-  if (!*p) {
-    /* A zero-length BLOB has a NULL pointer; a longer one only on OOM. */
-    if (*n) {
+  {
+    codec_span s;
+    if (sql_blob_span(v, &s) != SQLITE_OK) {
       sqlite3_result_error_nomem(ctx);
       return -1;
     }
-    *p = empty_blob;
+    *p = s.p;
+    *n = s.n;
   }
   return 1;
 }
@@ -168,13 +178,13 @@ int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a) 
   return 1;
 }
 
-int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec) {
+int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, record_t *rec) {
   const unsigned char *p;
   uint64_t n;
   codec_err err;
   int rc = sql_arg_blob(ctx, v, argi, "a record", &p, &n);
   if (rc <= 0) return rc;
-  rc = ar_record_parse(rec, p, n, &err);
+  rc = record_parse(rec, p, n, &err);
   if (rc) {
     sql_codec_error(ctx, rc, &err);
     return -1;
@@ -182,13 +192,13 @@ int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *
   return 1;
 }
 
-int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
-                      ar_span *bytes) {
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, codec_span key, npy_array *a,
+                      codec_span *bytes) {
   codec_err err;
-  char q[AR_QUOTE_MAX];
+  char q[CODEC_QUOTE_MAX];
   int rc = sql_arg_blob(ctx, v, argi, "a .npy", &bytes->p, &bytes->n), big;
   if (rc <= 0) return rc;
-  if (key.p) ar_quote_key(q, sizeof(q), key.p, key.n);
+  if (key.p) codec_quote(q, sizeof(q), key.p, key.n);
   if ((rc = npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
     if (rc == CODEC_NOMEM || !key.p) sql_codec_error(ctx, rc, &err);
     else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
@@ -222,7 +232,7 @@ int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned
   }
   /* Record keys are protobuf strings: a key that is not UTF-8 would make a
   ** record that neither we nor Flower can read back. */
-  if (!ar_utf8_valid(*p, *n)) {
+  if (!codec_utf8_valid(*p, *n)) {
     sql_error(ctx, "argument %d is not valid UTF-8 text", argi + 1);
     return -1;
   }
@@ -280,21 +290,12 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
       break;
     case DT_KIND_FLOAT: sqlite3_result_double(ctx, v->re); break;
     default: {
-      ar_buf b;
+      buf_t b;
       sql_buf_init(ctx, &b);
       json_put_value(&b, v, t);
       sql_result_buf(ctx, &b, 1);
     }
   }
-}
-
-const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned) {
-  *owned = NULL;
-  if (!a->fortran_order || a->ndim <= 1 || a->numel <= 1) return a->data;
-  *owned = ar_malloc(a->nbytes ? a->nbytes : 1);
-  if (!*owned) return NULL;
-  npy_fortran_to_c(a->data, *owned, a->ndim, a->shape, dt_size(a->dtype.type));
-  return *owned;
 }
 
 int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
@@ -336,7 +337,7 @@ int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const c
 }
 
 int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
-                      sqlite3_value **argv, ar_span *arg) {
+                      sqlite3_value **argv, codec_span *arg) {
   codec_err err;
   arg->p = NULL;
   arg->n = 0;
@@ -349,13 +350,7 @@ int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *
     sql_blob_type_problem(&err, argv[0], 0, what); /* as the scalar functions say it */
     return sql_vtab_error(base, fname, CODEC_CORRUPT, &err);
   }
-  arg->p = sqlite3_value_blob(argv[0]);
-  arg->n = (uint64_t)sqlite3_value_bytes(argv[0]);
-  if (!arg->p) {
-    if (arg->n) return SQLITE_NOMEM;
-    arg->p = empty_blob; /* a zero-length BLOB is still a value */
-  }
-  return SQLITE_OK;
+  return sql_blob_span(argv[0], arg);
 }
 
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {

@@ -52,12 +52,17 @@ void sql_codec_error(sqlite3_context *ctx, int rc, const codec_err *err); /* nom
 uint64_t sql_limit(sqlite3_context *ctx); /* SQLITE_LIMIT_LENGTH */
 /* Hand a buffer to SQLite as the result without copying (or report its
 ** error). text != 0 makes it TEXT. */
-void sql_result_buf(sqlite3_context *ctx, ar_buf *b, int text);
+void sql_result_buf(sqlite3_context *ctx, buf_t *b, int text);
 /* A buffer whose limit is SQLITE_LIMIT_LENGTH. */
-void sql_buf_init(sqlite3_context *ctx, ar_buf *b);
+void sql_buf_init(sqlite3_context *ctx, buf_t *b);
 
 /* The shape as a JSON array text result ("[2,3]"). */
 void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape);
+
+/* A BLOB value's bytes: a zero-length BLOB (whose pointer SQLite gives as
+** NULL) as a valid address with n 0. SQLITE_OK, or SQLITE_NOMEM when SQLite
+** could not produce a longer BLOB's bytes. */
+int sql_blob_span(sqlite3_value *v, codec_span *out);
 
 /* Arguments. These return 1 when the value is usable, 0 when it is NULL
 ** (the result is left NULL), -1 after reporting an error. */
@@ -70,14 +75,14 @@ int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char
 int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
                  uint64_t *n);
 int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
-int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_record *rec);
+int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, record_t *rec);
 /* A .npy argument that becomes an Array (ar, ar_set, ar_agg, npy_object_id):
 ** parsed, every dimension within Flower's int32 shape, and *bytes cut to the
 ** header and payload. Bytes after the payload (which NumPy ignores) are not
 ** stored, so the data is the file numpy.save would write. With a key
 ** (key.p not NULL), errors name the argument and the key. */
-int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, ar_span key, npy_array *a,
-                      ar_span *bytes);
+int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, codec_span key, npy_array *a,
+                      codec_span *bytes);
 /* A record key: text, or an integer taken as its decimal text. */
 int sql_arg_key(sqlite3_context *ctx, sqlite3_value *v, int argi, const unsigned char **p, uint64_t *n);
 /* An INTEGER (not a REAL or text). */
@@ -97,9 +102,6 @@ void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int wa
 ** JSON text "[re,im]". */
 void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 
-/* The array's payload in C order: a view when it already is, otherwise a
-** copy in *owned (freed by the caller with ar_free). NULL on NOMEM. */
-const unsigned char *npy_c_payload(const npy_array *a, unsigned char **owned);
 
 /* The parts every eponymous table-valued function shares. xConnect: the
 ** module's client data (sqlite3_create_module's last argument) is its CREATE
@@ -117,7 +119,7 @@ int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
 ** NULL for a NULL argument (no rows) or the BLOB's bytes. Errors are set on
 ** the vtab as "fname: ...". sql_vtab_error sets one from a message. */
 int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
-                      sqlite3_value **argv, ar_span *arg);
+                      sqlite3_value **argv, codec_span *arg);
 int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const codec_err *err);
 
 /* xBestIndex for a table-valued function with one required hidden argument

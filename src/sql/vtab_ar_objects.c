@@ -31,8 +31,8 @@ enum { COL_OBJECT_ID, COL_TYPE, COL_CHILDREN, COL_CONTENT, COL_REC };
 
 typedef struct objects_cursor {
   sqlite3_vtab_cursor base;
-  ar_record rec;
-  ar_span arg; /* the argument BLOB, read back by the hidden column */
+  record_t rec;
+  codec_span arg; /* the argument BLOB, read back by the hidden column */
   fo_tree tree;
   uint32_t row;
 } objects_cursor;
@@ -46,7 +46,7 @@ static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   (void)vtab;
   if (rc != SQLITE_OK) return rc;
   cur = (objects_cursor *)*ppCursor;
-  ar_record_init(&cur->rec);
+  record_init(&cur->rec);
   fo_tree_init(&cur->tree);
   return SQLITE_OK;
 }
@@ -54,7 +54,7 @@ static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
 static int obj_close(sqlite3_vtab_cursor *base) {
   objects_cursor *cur = (objects_cursor *)base;
   fo_tree_free(&cur->tree);
-  ar_record_clear(&cur->rec);
+  record_clear(&cur->rec);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
@@ -74,7 +74,7 @@ static int obj_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   cur->row = 0;
   rc = sql_vtab_blob_arg(base, "ar_objects", "a record", idxNum, argc, argv, &cur->arg);
   if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
-  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
+  rc = record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
   if (rc == CODEC_OK) rc = fo_deflate(&cur->tree, &cur->rec, FO_CHUNK_SIZE, &err);
   if (rc == CODEC_OK) return SQLITE_OK;
   fo_tree_free(&cur->tree);
@@ -100,7 +100,7 @@ static int obj_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid) {
 static int obj_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) {
   objects_cursor *cur = (objects_cursor *)base;
   const fo_object *o = &cur->tree.obj[cur->row];
-  ar_buf b;
+  buf_t b;
   switch (col) {
     case COL_OBJECT_ID: {
       char hex[SHA256_HEX_SIZE];

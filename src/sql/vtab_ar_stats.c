@@ -48,8 +48,8 @@ enum {
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base;
-  ar_record rec;
-  ar_span arg; /* the argument BLOB, read back by the hidden column */
+  record_t rec;
+  codec_span arg; /* the argument BLOB, read back by the hidden column */
   int row;
   int opened;   /* `a` holds the current row's array */
   int computed; /* `st` holds its statistics */
@@ -65,14 +65,14 @@ static const char ar_stats_schema[] =
 static int stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   int rc = sql_vtab_open(sizeof(stats_cursor), ppCursor);
   (void)vtab;
-  if (rc == SQLITE_OK) ar_record_init(&((stats_cursor *)*ppCursor)->rec);
+  if (rc == SQLITE_OK) record_init(&((stats_cursor *)*ppCursor)->rec);
   return rc;
 }
 
 static int stats_close(sqlite3_vtab_cursor *base) {
   stats_cursor *cur = (stats_cursor *)base;
-  ar_record_clear(&cur->rec);
-  ar_free(cur->scratch);
+  record_clear(&cur->rec);
+  codec_free(cur->scratch);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
@@ -92,7 +92,7 @@ static int stats_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxSt
   cur->opened = cur->computed = 0;
   rc = sql_vtab_blob_arg(base, "ar_stats", "a record", idxNum, argc, argv, &cur->arg);
   if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
-  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
+  rc = record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
   if (rc) {
     cur->rec.n = 0;
     return sql_vtab_error(base, "ar_stats", rc, &err);
@@ -149,7 +149,7 @@ static int stats_load(stats_cursor *cur, sqlite3_context *ctx, int stats) {
 
 static int stats_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) {
   stats_cursor *cur = (stats_cursor *)base;
-  const ar_item *it = &cur->rec.items[cur->row];
+  const record_item *it = &cur->rec.items[cur->row];
   char name[DT_NAME_MAX];
   if (col == COL_KEY) {
     sqlite3_result_text64(ctx, (const char *)it->key.p, it->key.n, SQLITE_TRANSIENT, SQLITE_UTF8);

@@ -38,27 +38,27 @@ enum {
   COL_REC /* hidden argument */
 };
 
-typedef struct ar_cursor {
+typedef struct array_record_cursor {
   sqlite3_vtab_cursor base;
-  ar_record rec;
-  ar_span arg; /* the argument BLOB, read back by the hidden column */
+  record_t rec;
+  codec_span arg; /* the argument BLOB, read back by the hidden column */
   int row;
-} ar_cursor;
+} array_record_cursor;
 
 static const char array_record_schema[] =
     "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
                             " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, arg HIDDEN)";
 
 static int arv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
-  int rc = sql_vtab_open(sizeof(ar_cursor), ppCursor);
+  int rc = sql_vtab_open(sizeof(array_record_cursor), ppCursor);
   (void)vtab;
-  if (rc == SQLITE_OK) ar_record_init(&((ar_cursor *)*ppCursor)->rec);
+  if (rc == SQLITE_OK) record_init(&((array_record_cursor *)*ppCursor)->rec);
   return rc;
 }
 
 static int arv_close(sqlite3_vtab_cursor *base) {
-  ar_cursor *cur = (ar_cursor *)base;
-  ar_record_clear(&cur->rec);
+  array_record_cursor *cur = (array_record_cursor *)base;
+  record_clear(&cur->rec);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
@@ -69,7 +69,7 @@ static int arv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
 }
 
 static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
-  ar_cursor *cur = (ar_cursor *)base;
+  array_record_cursor *cur = (array_record_cursor *)base;
   codec_err err;
   int rc;
   (void)idxStr;
@@ -77,7 +77,7 @@ static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   cur->row = 0;
   rc = sql_vtab_blob_arg(base, "array_record", "a record", idxNum, argc, argv, &cur->arg);
   if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
-  rc = ar_record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
+  rc = record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
   if (rc) {
     cur->rec.n = 0;
     return sql_vtab_error(base, "array_record", rc, &err);
@@ -86,24 +86,24 @@ static int arv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
 }
 
 static int arv_next(sqlite3_vtab_cursor *base) {
-  ((ar_cursor *)base)->row++;
+  ((array_record_cursor *)base)->row++;
   return SQLITE_OK;
 }
 
 static int arv_eof(sqlite3_vtab_cursor *base) {
-  ar_cursor *cur = (ar_cursor *)base;
+  array_record_cursor *cur = (array_record_cursor *)base;
   return cur->row >= cur->rec.n;
 }
 
 static int arv_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid) {
-  *rowid = ((ar_cursor *)base)->row;
+  *rowid = ((array_record_cursor *)base)->row;
   return SQLITE_OK;
 }
 
 static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) {
-  ar_cursor *cur = (ar_cursor *)base;
-  const ar_item *it = &cur->rec.items[cur->row];
-  int64_t shape[AR_MAX_DIMS];
+  array_record_cursor *cur = (array_record_cursor *)base;
+  const record_item *it = &cur->rec.items[cur->row];
+  int64_t shape[RECORD_MAX_DIMS];
   int ndim;
   switch (col) {
     case COL_KEY: sqlite3_result_text64(ctx, (const char *)it->key.p, it->key.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
@@ -113,10 +113,10 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
     case COL_NBYTES: sqlite3_result_int64(ctx, (sqlite3_int64)it->data.n); break;
     case COL_DATA: sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT); break;
     case COL_NDIM: sqlite3_result_int(ctx, it->ndim); break;
-    case COL_SHAPE: sql_result_shape(ctx, ar_item_shape(it, shape), shape); break;
+    case COL_SHAPE: sql_result_shape(ctx, record_item_shape(it, shape), shape); break;
     case COL_NUMEL: {
       uint64_t numel;
-      ndim = ar_item_shape(it, shape);
+      ndim = record_item_shape(it, shape);
       if (npy_shape_numel(ndim, shape, &numel, NULL) == CODEC_OK && numel <= (uint64_t)INT64_MAX)
         sqlite3_result_int64(ctx, (sqlite3_int64)numel);
       break; /* NULL when the product does not fit */

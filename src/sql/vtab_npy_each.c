@@ -25,7 +25,7 @@ enum { COL_I, COL_IDX, COL_VALUE, COL_NPY };
 typedef struct each_cursor {
   sqlite3_vtab_cursor base;
   npy_array a;
-  ar_span arg; /* the argument BLOB, read back by the hidden column */
+  codec_span arg; /* the argument BLOB, read back by the hidden column */
   int have;    /* a parsed array is present */
   uint64_t i;
 } each_cursor;

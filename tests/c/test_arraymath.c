@@ -8,12 +8,13 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "codec/array.h"
 #include "math/arraymath.h"
 #include "unit.h"
 
 /* A parsed .npy made from a payload given in storage order. */
 typedef struct test_array {
-  ar_buf file;
+  buf_t file;
   npy_array a;
 } test_array;
 
@@ -65,7 +66,7 @@ TEST(arraymath_iter_gathers_fortran_in_c_order) {
   am_iter_init(&it, &t.a, 1, 1);
   CHECK(it.direct && am_iter_next(&it, 24, scratch) == t.a.data);
   buf_free(&t.file);
-  ar_free(scratch);
+  codec_free(scratch);
 }
 
 TEST(arraymath_iter_c_array_in_fortran_order_swapped) {
@@ -86,7 +87,7 @@ TEST(arraymath_iter_c_array_in_fortran_order_swapped) {
   am_iter_init(&it, &t.a, 0, 0);
   CHECK(am_iter_next(&it, 6, scratch) == t.a.data);
   buf_free(&t.file);
-  ar_free(scratch);
+  codec_free(scratch);
 }
 
 TEST(arraymath_fortran_flag_is_about_layout) {
@@ -181,7 +182,7 @@ TEST(arraymath_cast_error_names_the_c_index) {
   CHECK(am_cast_run(&a.a, &res, out, scratch, &err) == CODEC_RANGE);
   CHECK_STR(err.msg, "cannot cast nan to int8 (element 2)");
   buf_free(&a.file);
-  ar_free(scratch);
+  codec_free(scratch);
 }
 
 TEST(arraymath_reduce_integers_exactly) {
@@ -206,7 +207,7 @@ TEST(arraymath_reduce_integers_exactly) {
   am_reduce(&a.a, AM_MINMAX | AM_SUM | AM_STD, &st, scratch);
   CHECK(st.min_kind == 0 && st.count == 0 && st.sum_re == 0);
   buf_free(&a.file);
-  ar_free(scratch);
+  codec_free(scratch);
 }
 
 TEST(arraymath_results_as_record_items) {
@@ -215,23 +216,23 @@ TEST(arraymath_results_as_record_items) {
   int64_t shape[2] = {2, 2};
   float f[4] = {1, 2, 3, 4};
   unsigned char *scratch = am_scratch(), *dst;
-  ar_span key = {(const unsigned char *)"fc.w", 4};
+  codec_span key = {(const unsigned char *)"fc.w", 4};
   test_array a;
   npy_array res, back;
-  ar_record rec;
-  ar_buf out;
+  record_t rec;
+  buf_t out;
   codec_err err;
   CHECK(scratch != NULL);
   CHECK(make_array(&a, dt_native(DT_FLOAT32), 2, shape, 0, f, sizeof(f)));
   am_scale_plan(&a.a, &res);
   buf_init(&out, UINT64_MAX);
-  CHECK(am_item_size(key, &res) > res.nbytes);
-  dst = am_begin_item(&out, key, &res);
+  CHECK(array_result_size(key, &res) > res.nbytes);
+  dst = array_begin_result(&out, key, &res);
   CHECK(dst != NULL);
   am_scale_run(&a.a, 0.5, &res, dst, scratch);
-  CHECK(out.n == am_item_size(key, &res));
-  ar_record_init(&rec);
-  CHECK(ar_record_parse(&rec, out.p, out.n, &err) == CODEC_OK && rec.n == 1);
+  CHECK(out.n == array_result_size(key, &res));
+  record_init(&rec);
+  CHECK(record_parse(&rec, out.p, out.n, &err) == CODEC_OK && rec.n == 1);
   CHECK(npy_parse(rec.items[0].data.p, rec.items[0].data.n, &back, &err) == CODEC_OK);
   CHECK(back.dtype.type == DT_FLOAT32 && back.numel == 4);
   {
@@ -240,10 +241,10 @@ TEST(arraymath_results_as_record_items) {
     CHECK(g[0] == 0.5f && g[3] == 2.0f);
   }
   CHECK(rec.items[0].dtype.n == 7 && memcmp(rec.items[0].dtype.p, "float32", 7) == 0);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   buf_free(&out);
   buf_free(&a.file);
-  ar_free(scratch);
+  codec_free(scratch);
 }
 
 TEST(arraymath_scratch_allocation_failure) {

@@ -13,7 +13,7 @@
 static int aligned_2mib(const void *p) { return ((uintptr_t)p & (uintptr_t)(2 * MIB - 1)) == 0; }
 
 TEST(buf_result_large_is_placed_on_2mib) {
-  ar_buf b;
+  buf_t b;
   unsigned char *p;
   uint64_t i, n;
   buf_init_result(&b, UINT64_MAX);
@@ -34,7 +34,7 @@ TEST(buf_result_large_is_placed_on_2mib) {
 }
 
 TEST(buf_result_small_grows_and_frees) {
-  ar_buf b;
+  buf_t b;
   int i;
   buf_init_result(&b, UINT64_MAX);
   for (i = 0; i < 1000; i++) buf_printf(&b, "%d,", i);

@@ -106,7 +106,7 @@ TEST(edge_half_round_trip) {
 
 TEST(edge_json_format_nonfinite) {
   char out[32];
-  ar_buf b;
+  buf_t b;
   dt_value v;
   json_format_float(out, NAN, 64);
   CHECK_STR(out, "nan");
@@ -132,7 +132,7 @@ TEST(edge_json_format_nonfinite) {
 TEST(edge_json_put_string_escapes) {
   static const unsigned char s[] = "a\"b\\c\nd\re\tf\x01g\x1f";
   static const char want[] = "\"a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u001f\"";
-  ar_buf b;
+  buf_t b;
   buf_init(&b, 100);
   json_put_string(&b, s, sizeof(s) - 1);
   CHECK(b.rc == CODEC_OK && b.n == sizeof(want) - 1 && memcmp(b.p, want, b.n) == 0);
@@ -140,7 +140,7 @@ TEST(edge_json_put_string_escapes) {
 }
 
 TEST(edge_buf_printf_long_and_limits) {
-  ar_buf b;
+  buf_t b;
   char big[300];
   memset(big, 'x', sizeof(big) - 1);
   big[sizeof(big) - 1] = 0;
@@ -190,7 +190,7 @@ TEST(edge_quote_and_truncation) {
     int pad;
     for (pad = 230; pad <= 240; pad++) {
       codec_fail(&err, CODEC_CORRUPT, "%0*d\xf0\x9f\x98\x80\xf0\x9f\x98\x80", pad, 0);
-      CHECK(ar_utf8_valid((const unsigned char *)err.msg, strlen(err.msg)));
+      CHECK(codec_utf8_valid((const unsigned char *)err.msg, strlen(err.msg)));
     }
   }
   CHECK(codec_fail(NULL, CODEC_RANGE, "ignored") == CODEC_RANGE);
@@ -219,29 +219,29 @@ TEST(edge_fortran_1d_and_offsets) {
 }
 
 TEST(edge_keyset_collisions_and_growth) {
-  ar_keyset ks;
+  keyset_t ks;
   char key[16];
   int i;
-  ar_keyset_init(&ks);
-  CHECK(ar_keyset_get(&ks, "x", 1) == -1);
+  keyset_init(&ks);
+  CHECK(keyset_get(&ks, "x", 1) == -1);
   for (i = 0; i < 2000; i++) {
     int n = snprintf(key, sizeof(key), "k%d", i);
-    CHECK(ar_keyset_put(&ks, key, (uint64_t)n, i) == CODEC_OK);
+    CHECK(keyset_put(&ks, key, (uint64_t)n, i) == CODEC_OK);
   }
-  CHECK(ar_keyset_put(&ks, "", 0, 2000) == CODEC_OK);
+  CHECK(keyset_put(&ks, "", 0, 2000) == CODEC_OK);
   for (i = 0; i < 2000; i++) {
     int n = snprintf(key, sizeof(key), "k%d", i);
-    CHECK(ar_keyset_get(&ks, key, (uint64_t)n) == i);
+    CHECK(keyset_get(&ks, key, (uint64_t)n) == i);
     n = snprintf(key, sizeof(key), "m%d", i);
-    CHECK(ar_keyset_get(&ks, key, (uint64_t)n) == -1);
+    CHECK(keyset_get(&ks, key, (uint64_t)n) == -1);
   }
-  CHECK(ar_keyset_get(&ks, "", 0) == 2000);
-  ar_keyset_free(&ks);
+  CHECK(keyset_get(&ks, "", 0) == 2000);
+  keyset_free(&ks);
   /* a set holding only empty keys never allocates its arena */
-  ar_keyset_init(&ks);
-  CHECK(ar_keyset_put(&ks, "", 0, 0) == CODEC_OK && ar_keyset_get(&ks, "", 0) == 0);
-  CHECK(ar_keyset_get(&ks, "a", 1) == -1);
-  ar_keyset_free(&ks);
+  keyset_init(&ks);
+  CHECK(keyset_put(&ks, "", 0, 0) == CODEC_OK && keyset_get(&ks, "", 0) == 0);
+  CHECK(keyset_get(&ks, "a", 1) == -1);
+  keyset_free(&ks);
 }
 
 /* An allocation failure anywhere in a keyset or a large record parse is
@@ -261,14 +261,14 @@ TEST(edge_alloc_failure_everywhere) {
     blob[n++] = 0x00;
   }
   for (k = 0;; k++) {
-    ar_record rec;
+    record_t rec;
     codec_err err;
     int rc;
-    ar_record_init(&rec);
+    record_init(&rec);
     unit_fail_alloc_after(k);
-    rc = ar_record_parse(&rec, blob, n, &err);
+    rc = record_parse(&rec, blob, n, &err);
     unit_fail_alloc_after(-1);
-    ar_record_clear(&rec);
+    record_clear(&rec);
     CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
     if (rc == CODEC_OK) {
       CHECK(!unit_alloc_failed());
@@ -277,17 +277,17 @@ TEST(edge_alloc_failure_everywhere) {
   }
   CHECK(k > 2); /* the item array grew and the duplicate check hashed */
   for (k = 0;; k++) {
-    ar_keyset ks;
+    keyset_t ks;
     int rc = CODEC_OK;
-    ar_keyset_init(&ks);
+    keyset_init(&ks);
     unit_fail_alloc_after(k);
     for (i = 0; i < 100 && rc == CODEC_OK; i++) {
       char key[8];
       int len = snprintf(key, sizeof(key), "%d", i);
-      rc = ar_keyset_put(&ks, key, (uint64_t)len, i);
+      rc = keyset_put(&ks, key, (uint64_t)len, i);
     }
     unit_fail_alloc_after(-1);
-    ar_keyset_free(&ks);
+    keyset_free(&ks);
     if (rc == CODEC_OK) break;
     CHECK(rc == CODEC_NOMEM);
   }

@@ -18,7 +18,7 @@ static unsigned char *read_data(const char *rel, uint64_t *n) {
 TEST(fo_pystring_matches_json_dumps) {
   static const char in[] = "a\"b\\c\n\r\t\b\f\x01\x7f\xc3\xa9\xe5\xb1\x82\xf0\x9f\x98\x80~ ";
   static const char want[] = "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u007f\\u00e9\\u5c42\\ud83d\\ude00~ \"";
-  ar_buf b;
+  buf_t b;
   buf_init(&b, 1000);
   fo_put_pystring(&b, (const unsigned char *)in, sizeof(in) - 1);
   buf_putc(&b, 0);
@@ -46,15 +46,15 @@ TEST(fo_deflate_reproduces_flower_objects) {
     char path[128], hex[SHA256_HEX_SIZE];
     uint64_t n;
     unsigned char *blob;
-    ar_record rec;
+    record_t rec;
     fo_tree t;
     codec_err err;
     uint32_t i;
     snprintf(path, sizeof(path), "records/%s.pb", vectors[v].name);
     blob = read_data(path, &n);
     CHECK(blob != NULL);
-    ar_record_init(&rec);
-    CHECK(ar_record_parse(&rec, blob, n, &err) == CODEC_OK);
+    record_init(&rec);
+    CHECK(record_parse(&rec, blob, n, &err) == CODEC_OK);
     fo_tree_init(&t);
     CHECK(fo_deflate(&t, &rec, FO_CHUNK_SIZE, &err) == CODEC_OK);
     CHECK(t.n == vectors[v].nobjects);
@@ -63,7 +63,7 @@ TEST(fo_deflate_reproduces_flower_objects) {
     for (i = 0; i < t.n; i++) {
       uint64_t fn;
       unsigned char *want, digest[SHA256_DIGEST_SIZE];
-      ar_buf content;
+      buf_t content;
       sha256_hex(t.obj[i].id, hex);
       snprintf(path, sizeof(path), "objects/%s/%s.bin", vectors[v].name, hex);
       want = read_data(path, &fn);
@@ -83,16 +83,16 @@ TEST(fo_deflate_reproduces_flower_objects) {
       free(want);
     }
     fo_tree_free(&t);
-    ar_record_clear(&rec);
+    record_clear(&rec);
     free(blob);
   }
 }
 
 /* A record of raw uint8 items for chunking tests (shape [len], stype ""). */
-static void raw_record(ar_buf *out, const char *const *keys, const char *const *datas, int n) {
+static void raw_record(buf_t *out, const char *const *keys, const char *const *datas, int n) {
   int i;
   for (i = 0; i < n; i++) {
-    ar_item_spec spec;
+    record_item_spec spec;
     int64_t shape[1];
     memset(&spec, 0, sizeof(spec));
     spec.key.p = (const unsigned char *)keys[i];
@@ -104,12 +104,12 @@ static void raw_record(ar_buf *out, const char *const *keys, const char *const *
     spec.shape = shape;
     spec.data.p = (const unsigned char *)datas[i];
     spec.data.n = strlen(datas[i]);
-    ar_write_item(out, &spec);
+    record_write_item(out, &spec);
   }
 }
 
 static void content_text(const fo_tree *t, uint32_t i, char *out, size_t cap) {
-  ar_buf b;
+  buf_t b;
   buf_init(&b, UINT64_MAX);
   fo_write_content(t, i, &b);
   snprintf(out, cap, "%.*s", (int)b.n, (const char *)b.p);
@@ -121,15 +121,15 @@ TEST(fo_deflate_chunks_and_shares_identical_objects) {
   ** item "y" is identical to "x" (one Array object); "z" shares chunk aaaa. */
   static const char *const keys[] = {"x", "y", "z"};
   static const char *const datas[] = {"aaaabbbbaaaacc", "aaaabbbbaaaacc", "aaaa"};
-  ar_buf blob;
-  ar_record rec;
+  buf_t blob;
+  record_t rec;
   fo_tree t;
   codec_err err;
   char text[512];
   buf_init(&blob, UINT64_MAX);
   raw_record(&blob, keys, datas, 3);
-  ar_record_init(&rec);
-  CHECK(ar_record_parse(&rec, blob.p, blob.n, &err) == CODEC_OK);
+  record_init(&rec);
+  CHECK(record_parse(&rec, blob.p, blob.n, &err) == CODEC_OK);
   fo_tree_init(&t);
   CHECK(fo_deflate(&t, &rec, 4, &err) == CODEC_OK);
   /* chunk aaaa, chunk bbbb, chunk cc, Array x, Array z, ArrayRecord */
@@ -144,7 +144,7 @@ TEST(fo_deflate_chunks_and_shares_identical_objects) {
   CHECK(strncmp(text, "Array ", 6) == 0);
   CHECK(strstr(text, " 78") != NULL);
   {
-    ar_buf b;
+    buf_t b;
     const char *body;
     buf_init(&b, UINT64_MAX);
     fo_write_content(&t, 3, &b);
@@ -155,7 +155,7 @@ TEST(fo_deflate_chunks_and_shares_identical_objects) {
     buf_free(&b);
   }
   {
-    ar_buf b;
+    buf_t b;
     buf_init(&b, UINT64_MAX);
     fo_write_children_json(&t, 0, &b);
     CHECK(b.n == 2 && memcmp(b.p, "[]", 2) == 0);
@@ -165,24 +165,24 @@ TEST(fo_deflate_chunks_and_shares_identical_objects) {
     buf_free(&b);
   }
   fo_tree_free(&t);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   buf_free(&blob);
 }
 
 /* Deflate blob, feed every object (last first) to a store, inflate. */
-static int round_trip(const unsigned char *blob, uint64_t n, uint64_t chunk_size, ar_buf *out, codec_err *err) {
-  ar_record rec;
+static int round_trip(const unsigned char *blob, uint64_t n, uint64_t chunk_size, buf_t *out, codec_err *err) {
+  record_t rec;
   fo_tree t;
   fo_store s;
   int rc;
   uint32_t i;
-  ar_record_init(&rec);
+  record_init(&rec);
   fo_tree_init(&t);
   fo_store_init(&s, UINT64_MAX);
-  rc = ar_record_parse(&rec, blob, n, err);
+  rc = record_parse(&rec, blob, n, err);
   if (!rc) rc = fo_deflate(&t, &rec, chunk_size, err);
   for (i = t.n; rc == CODEC_OK && i-- > 0;) {
-    ar_buf c;
+    buf_t c;
     buf_init(&c, UINT64_MAX);
     fo_write_content(&t, i, &c);
     rc = c.rc ? c.rc : fo_store_add(&s, t.obj[i].id, c.p ? c.p : (const unsigned char *)"", c.n, err);
@@ -192,7 +192,7 @@ static int round_trip(const unsigned char *blob, uint64_t n, uint64_t chunk_size
   if (!rc) rc = fo_inflate(&s, out, err);
   fo_store_free(&s);
   fo_tree_free(&t);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   return rc;
 }
 
@@ -202,7 +202,7 @@ TEST(fo_inflate_round_trips_every_vector) {
     char path[128];
     uint64_t n;
     unsigned char *blob;
-    ar_buf out;
+    buf_t out;
     codec_err err;
     snprintf(path, sizeof(path), "records/%s.pb", vectors[v].name);
     blob = read_data(path, &n);
@@ -227,7 +227,7 @@ TEST(fo_deflate_and_inflate_survive_allocation_failures) {
   int ok = 0;
   CHECK(blob != NULL);
   for (k = 0; k < 400 && !ok; k++) {
-    ar_buf out;
+    buf_t out;
     codec_err err;
     int rc;
     buf_init(&out, UINT64_MAX);
@@ -250,7 +250,7 @@ TEST(fo_deflate_and_inflate_survive_allocation_failures) {
 typedef struct obj {
   unsigned char id[SHA256_DIGEST_SIZE];
   char hex[SHA256_HEX_SIZE];
-  ar_buf c;
+  buf_t c;
 } obj;
 
 /* An object from a head and a body (the NUL goes between them). */
@@ -264,7 +264,7 @@ static void make(obj *o, const char *head, const char *body, size_t body_len) {
 }
 
 /* Inflate a list of objects; returns the rc and leaves the message. */
-static int inflate_objs(obj *const *objs, int n, ar_buf *out, codec_err *err) {
+static int inflate_objs(obj *const *objs, int n, buf_t *out, codec_err *err) {
   fo_store s;
   int i, rc = CODEC_OK;
   fo_store_init(&s, UINT64_MAX);
@@ -277,10 +277,10 @@ static int inflate_objs(obj *const *objs, int n, ar_buf *out, codec_err *err) {
 TEST(fo_inflate_builds_the_record_from_hand_made_objects) {
   obj chunk, array, rec;
   char head[256], body[512];
-  ar_buf out;
+  buf_t out;
   codec_err err;
   obj *all[3];
-  ar_record parsed;
+  record_t parsed;
   make(&chunk, "ArrayChunk  3", "\x01\x02\x03", 3);
   snprintf(body, sizeof(body), "{\"dtype\": \"uint8\", \"shape\": [3], \"stype\": \"\", \"arraychunk_ids\": [0]}");
   snprintf(head, sizeof(head), "Array %s %zu", chunk.hex, strlen(body));
@@ -291,12 +291,12 @@ TEST(fo_inflate_builds_the_record_from_hand_made_objects) {
   all[0] = &rec, all[1] = &chunk, all[2] = &array;
   buf_init(&out, UINT64_MAX);
   CHECK(inflate_objs(all, 3, &out, &err) == CODEC_OK);
-  ar_record_init(&parsed);
-  CHECK(ar_record_parse(&parsed, out.p, out.n, &err) == CODEC_OK);
+  record_init(&parsed);
+  CHECK(record_parse(&parsed, out.p, out.n, &err) == CODEC_OK);
   CHECK(parsed.n == 2);
   CHECK(parsed.items[0].key.n == 3 && memcmp(parsed.items[0].key.p, "k\xc3\xa9", 3) == 0);
   CHECK(parsed.items[1].data.n == 3 && memcmp(parsed.items[1].data.p, "\x01\x02\x03", 3) == 0);
-  ar_record_clear(&parsed);
+  record_clear(&parsed);
   buf_free(&out);
   buf_free(&chunk.c), buf_free(&array.c), buf_free(&rec.c);
 }
@@ -307,10 +307,10 @@ TEST(fo_inflate_builds_the_record_from_hand_made_objects) {
 TEST(fo_inflate_empty_key_dtype_and_stype) {
   obj array, rec;
   char head[256], body[512];
-  ar_buf out;
+  buf_t out;
   codec_err err;
   obj *all[2];
-  ar_record parsed;
+  record_t parsed;
   snprintf(body, sizeof(body), "{\"dtype\": \"\", \"shape\": [], \"stype\": \"\", \"arraychunk_ids\": []}");
   snprintf(head, sizeof(head), "Array  %zu", strlen(body));
   make(&array, head, body, strlen(body));
@@ -320,10 +320,10 @@ TEST(fo_inflate_empty_key_dtype_and_stype) {
   all[0] = &array, all[1] = &rec;
   buf_init(&out, UINT64_MAX);
   CHECK(inflate_objs(all, 2, &out, &err) == CODEC_OK);
-  ar_record_init(&parsed);
-  CHECK(ar_record_parse(&parsed, out.p, out.n, &err) == CODEC_OK);
+  record_init(&parsed);
+  CHECK(record_parse(&parsed, out.p, out.n, &err) == CODEC_OK);
   CHECK(parsed.n == 1 && parsed.items[0].key.n == 0 && parsed.items[0].dtype.n == 0 && parsed.items[0].data.n == 0);
-  ar_record_clear(&parsed);
+  record_clear(&parsed);
   buf_free(&out);
   buf_free(&array.c), buf_free(&rec.c);
 }
@@ -332,7 +332,7 @@ TEST(fo_inflate_empty_key_dtype_and_stype) {
 TEST(fo_inflate_names_the_first_problem) {
   obj c1, c2, a1, r1, r2, bad;
   char head[256], body[600], want[400];
-  ar_buf out;
+  buf_t out;
   codec_err err;
   fo_store s;
   unsigned char wrong[SHA256_DIGEST_SIZE];

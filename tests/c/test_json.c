@@ -100,14 +100,14 @@ TEST(json_float_round_trips_at_each_precision) {
   }
 }
 
-static const char *put(ar_buf *b, void (*fn)(ar_buf *, const void *), const void *arg) {
+static const char *put(buf_t *b, void (*fn)(buf_t *, const void *), const void *arg) {
   b->n = 0;
   fn(b, arg);
   buf_putc(b, 0);
   return b->rc ? "(error)" : (const char *)b->p;
 }
 
-static void put_nonfinite(ar_buf *b, const void *arg) {
+static void put_nonfinite(buf_t *b, const void *arg) {
   (void)arg;
   json_put_float(b, NAN, 64);
   json_put_float(b, HUGE_VAL, 32);
@@ -115,7 +115,7 @@ static void put_nonfinite(ar_buf *b, const void *arg) {
   json_put_float(b, 2.5, 16);
 }
 
-static void put_strings(ar_buf *b, const void *arg) {
+static void put_strings(buf_t *b, const void *arg) {
   (void)arg;
   json_put_string(b, (const unsigned char *)"a\"b\\c\n\r\t\x01\x1f\x7f\xc3\xa9/", 14);
   json_put_string(b, (const unsigned char *)"", 0);
@@ -123,7 +123,7 @@ static void put_strings(ar_buf *b, const void *arg) {
 }
 
 TEST(json_output_scalars_and_strings) {
-  ar_buf b;
+  buf_t b;
   char out[40];
   buf_init(&b, UINT64_MAX);
   CHECK_STR(put(&b, put_nonfinite, NULL), "\"NaN\"\"Infinity\"\"-Infinity\"2.5");
@@ -136,7 +136,7 @@ TEST(json_output_scalars_and_strings) {
 }
 
 /* json_put_array over a payload given as doubles converted to dtype d */
-static const char *array_json(ar_buf *b, dt_type t, int ndim, const int64_t *shape, const double *vals, size_t n) {
+static const char *array_json(buf_t *b, dt_type t, int ndim, const int64_t *shape, const double *vals, size_t n) {
   unsigned char payload[256];
   dt_dtype d = dt_native(t);
   size_t k, sz = dt_size(t);
@@ -157,7 +157,7 @@ TEST(json_output_nested_arrays) {
   static const double sp[4] = {0.5, -0.0, NAN, -HUGE_VAL};
   int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s6[1] = {6}, s1111[4] = {1, 1, 1, 1}, s3[1] = {3};
   int64_t e203[3] = {2, 0, 3}, e0[1] = {0}, e320[3] = {3, 2, 0}, e02[2] = {0, 2}, s121[3] = {1, 2, 1};
-  ar_buf b;
+  buf_t b;
   buf_init(&b, UINT64_MAX);
   CHECK_STR(array_json(&b, DT_INT64, 2, s23, v6, 6), "[[1,2,3],[4,5,6]]");
   CHECK_STR(array_json(&b, DT_INT8, 2, s32, v6, 6), "[[1,2],[3,4],[5,6]]");
@@ -202,7 +202,7 @@ TEST(json_output_nested_arrays) {
 TEST(json_output_respects_the_size_limit) {
   static const double v6[6] = {1, 2, 3, 4, 5, 6};
   int64_t s6[1] = {6}, huge[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
-  ar_buf b;
+  buf_t b;
   buf_init(&b, 10);
   array_json(&b, DT_FLOAT64, 1, s6, v6, 6);
   CHECK(b.rc == CODEC_TOOBIG);
@@ -221,7 +221,7 @@ typedef struct parsed {
   dt_dtype d;
   int ndim;
   int64_t shape[NPY_MAX_DIMS];
-  ar_buf payload;
+  buf_t payload;
   codec_err err;
 } parsed;
 
@@ -236,7 +236,7 @@ static void parse_json(parsed *p, const char *text, const char *dtype) {
 
 /* The payload as text via json_put_array, for compact expectations. */
 static const char *as_json(parsed *p, char *out, size_t cap) {
-  ar_buf b;
+  buf_t b;
   buf_init(&b, UINT64_MAX);
   json_put_array(&b, p->payload.p ? p->payload.p : (const unsigned char *)"", p->d, p->ndim, p->shape);
   buf_putc(&b, 0);
@@ -321,7 +321,7 @@ TEST(json_parse_arrays_with_dtype) {
   for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
     parsed p;
     char out[200];
-    ar_buf sh;
+    buf_t sh;
     parse_json(&p, rows[k].text, rows[k].dtype);
     if (p.rc) printf("  %s %s: %s\n", rows[k].text, rows[k].dtype, p.err.msg);
     CHECK(p.rc == CODEC_OK);

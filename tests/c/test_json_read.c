@@ -98,7 +98,7 @@ TEST(json_read_walks_objects_and_decodes_strings) {
   codec_err err;
   uint64_t a, b;
   int more;
-  ar_buf out;
+  buf_t out;
   CHECK(json_reader_init(&r, text, sizeof(text) - 1, 100, "doc", &err) == CODEC_OK);
   CHECK(json_begin(&r, '{') == CODEC_OK);
   CHECK(json_next_key(&r, &more, &key) == CODEC_OK && more);

@@ -339,7 +339,7 @@ TEST(npy_writer_byte_identical_to_numpy_save) {
     unsigned char *f = unit_read_file(vectors[k].file, &n);
     npy_array a;
     codec_err err;
-    ar_buf out;
+    buf_t out;
     CHECK(f != NULL);
     CHECK(npy_parse(f, n, &a, &err) == CODEC_OK);
     buf_init(&out, UINT64_MAX);
@@ -373,7 +373,7 @@ TEST(npy_writer_header_sizes_and_growth_axis) {
   dt_dtype d = dt_native(DT_FLOAT64);
   for (ndim = 0; ndim <= NPY_MAX_DIMS; ndim++) {
     for (k = 0; k <= 1; k++) {
-      ar_buf out;
+      buf_t out;
       npy_array a;
       codec_err err;
       int j;
@@ -408,7 +408,7 @@ TEST(npy_writer_header_sizes_and_growth_axis) {
     };
     size_t r;
     for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-      ar_buf out;
+      buf_t out;
       size_t tl = strlen(rows[r].text);
       buf_init(&out, UINT64_MAX);
       npy_write_header(&out, d, rows[r].ndim, rows[r].shape, rows[r].fortran);
@@ -484,7 +484,7 @@ TEST(npy_shape_numel_and_json) {
   int64_t s4[2] = {3, -2};
   uint64_t numel;
   codec_err err;
-  ar_buf b;
+  buf_t b;
   CHECK(npy_shape_numel(3, s1, &numel, &err) == CODEC_OK && numel == 0);
   CHECK(npy_shape_numel(0, s1, &numel, &err) == CODEC_OK && numel == 1);
   CHECK(npy_shape_numel(2, s2, &numel, &err) != CODEC_OK);

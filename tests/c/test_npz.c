@@ -18,17 +18,17 @@ static void wr32(unsigned char *p, uint32_t v) {
 }
 
 /* list_3.pb (float32 [2,3], int64 [2], bool scalar) as an archive. */
-static int archive_of(const char *rel, int compress, ar_buf *out) {
+static int archive_of(const char *rel, int compress, buf_t *out) {
   uint64_t n;
   unsigned char *blob = unit_read_file(rel, &n);
-  ar_record rec;
+  record_t rec;
   codec_err err;
   int rc;
   if (!blob) return -1;
-  ar_record_init(&rec);
-  rc = ar_record_parse(&rec, blob, n, &err);
+  record_init(&rec);
+  rc = record_parse(&rec, blob, n, &err);
   if (!rc) rc = npz_from_record(&rec, compress, out, &err);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   free(blob);
   return rc;
 }
@@ -39,7 +39,7 @@ TEST(npz_round_trips_records) {
   int compress;
   for (k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
     for (compress = 0; compress < 2; compress++) {
-      ar_buf zip, back;
+      buf_t zip, back;
       codec_err err;
       uint64_t n;
       unsigned char *blob = unit_read_file(files[k], &n);
@@ -56,24 +56,24 @@ TEST(npz_round_trips_records) {
 }
 
 TEST(npz_converts_raw_items_to_npy) {
-  ar_buf zip, back;
-  ar_record rec;
+  buf_t zip, back;
+  record_t rec;
   codec_err err;
   buf_init(&zip, UINT64_MAX);
   buf_init(&back, UINT64_MAX);
   CHECK(archive_of("records/legacy_raw.pb", 0, &zip) == CODEC_OK);
   CHECK(npz_to_record(zip.p, zip.n, UINT64_MAX, &back, &err) == CODEC_OK);
-  ar_record_init(&rec);
-  CHECK(ar_record_parse(&rec, back.p, back.n, &err) == CODEC_OK);
-  CHECK(rec.n == 2 && ar_item_is_numpy(&rec.items[0]) && ar_item_is_numpy(&rec.items[1]));
+  record_init(&rec);
+  CHECK(record_parse(&rec, back.p, back.n, &err) == CODEC_OK);
+  CHECK(rec.n == 2 && record_item_is_numpy(&rec.items[0]) && record_item_is_numpy(&rec.items[1]));
   CHECK(rec.items[0].data.n == 128 + 24); /* a numpy.save file of float32 [2,3] */
-  ar_record_clear(&rec);
+  record_clear(&rec);
   buf_free(&zip);
   buf_free(&back);
 }
 
-static int read_npz(const ar_buf *zip, uint64_t limit, codec_err *err) {
-  ar_buf back;
+static int read_npz(const buf_t *zip, uint64_t limit, codec_err *err) {
+  buf_t back;
   int rc;
   buf_init(&back, UINT64_MAX);
   rc = npz_to_record(zip->p, zip->n, limit, &back, err);
@@ -82,10 +82,10 @@ static int read_npz(const ar_buf *zip, uint64_t limit, codec_err *err) {
 }
 
 /* Offset of the first central directory entry. */
-static unsigned char *central(ar_buf *zip) { return zip->p + rd32(zip->p + zip->n - 22 + 16); }
+static unsigned char *central(buf_t *zip) { return zip->p + rd32(zip->p + zip->n - 22 + 16); }
 
 TEST(npz_rejects_malformed_archives) {
-  ar_buf zip;
+  buf_t zip;
   codec_err err;
   unsigned char *c;
   buf_init(&zip, UINT64_MAX);
@@ -93,7 +93,7 @@ TEST(npz_rejects_malformed_archives) {
 
   /* truncated: no end record */
   {
-    ar_buf cut = zip;
+    buf_t cut = zip;
     cut.n = zip.n - 30;
     CHECK(read_npz(&cut, UINT64_MAX, &err) == CODEC_CORRUPT);
     CHECK_STR(err.msg, "not a zip archive (no end of central directory record)");
@@ -151,7 +151,7 @@ TEST(npz_rejects_malformed_archives) {
 TEST(npz_caps_lying_deflate_members) {
   /* One deflated member holding 1 MiB of zeros inside a valid .npy, whose
   ** directory claims 200 bytes: inflating must stop at 200. */
-  ar_buf zip;
+  buf_t zip;
   codec_err err;
   unsigned char *c;
   uint32_t real;
@@ -180,7 +180,7 @@ TEST(npz_bomb_is_stopped_by_the_limit) {
   uint64_t big = 64u << 20, bound;
   unsigned char *zeros = calloc(1, (size_t)big), *def;
   z_stream zs;
-  ar_buf zip;
+  buf_t zip;
   codec_err err;
   uint64_t csize;
   static const char name[] = "bomb.npy";
@@ -232,22 +232,22 @@ TEST(npz_bomb_is_stopped_by_the_limit) {
 }
 
 TEST(npz_survives_allocation_failures) {
-  ar_buf zip;
+  buf_t zip;
   long k;
   int ok = 0;
   buf_init(&zip, UINT64_MAX);
   CHECK(archive_of("records/list_3.pb", 1, &zip) == CODEC_OK);
   for (k = 0; k < 100 && !ok; k++) {
-    ar_buf back, again;
-    ar_record rec;
+    buf_t back, again;
+    record_t rec;
     codec_err err;
     int rc;
     buf_init(&back, UINT64_MAX);
     buf_init(&again, UINT64_MAX);
-    ar_record_init(&rec);
+    record_init(&rec);
     unit_fail_alloc_after(k);
     rc = npz_to_record(zip.p, zip.n, UINT64_MAX, &back, &err);
-    if (!rc) rc = ar_record_parse(&rec, back.p, back.n, &err);
+    if (!rc) rc = record_parse(&rec, back.p, back.n, &err);
     if (!rc) rc = npz_from_record(&rec, 1, &again, &err);
     unit_fail_alloc_after(-1);
     CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
@@ -255,7 +255,7 @@ TEST(npz_survives_allocation_failures) {
       CHECK(again.n == zip.n && memcmp(again.p, zip.p, (size_t)zip.n) == 0);
       ok = 1;
     }
-    ar_record_clear(&rec);
+    record_clear(&rec);
     buf_free(&back);
     buf_free(&again);
   }
@@ -265,10 +265,10 @@ TEST(npz_survives_allocation_failures) {
 
 TEST(npz_refuses_keys_zip_cannot_name) {
   static const int64_t one[1] = {1};
-  ar_buf blob, zip;
-  ar_record rec;
+  buf_t blob, zip;
+  record_t rec;
   codec_err err;
-  ar_item_spec spec;
+  record_item_spec spec;
   buf_init(&blob, UINT64_MAX);
   buf_init(&zip, UINT64_MAX);
   memset(&spec, 0, sizeof(spec));
@@ -280,12 +280,12 @@ TEST(npz_refuses_keys_zip_cannot_name) {
   spec.shape = one;
   spec.data.p = (const unsigned char *)"x";
   spec.data.n = 1;
-  ar_write_item(&blob, &spec);
-  ar_record_init(&rec);
-  CHECK(ar_record_parse(&rec, blob.p, blob.n, &err) == CODEC_OK);
+  record_write_item(&blob, &spec);
+  record_init(&rec);
+  CHECK(record_parse(&rec, blob.p, blob.n, &err) == CODEC_OK);
   CHECK(npz_from_record(&rec, 0, &zip, &err) == CODEC_UNSUPPORTED);
   CHECK_STR(err.msg, "key 'a?b' cannot be a zip member name (it holds a NUL, item 0)");
-  ar_record_clear(&rec);
+  record_clear(&rec);
   buf_free(&blob);
   buf_free(&zip);
 }

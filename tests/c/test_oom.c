@@ -41,13 +41,13 @@ static unsigned char big_record[4096];
 static uint64_t big_record_len;
 
 static void make_big_record(void) {
-  ar_buf b;
+  buf_t b;
   int i;
   buf_init(&b, UINT64_MAX);
   for (i = 0; i < 40; i++) {
     char key[16];
     int64_t shape[2] = {1, i};
-    ar_item_spec spec;
+    record_item_spec spec;
     memset(&spec, 0, sizeof(spec));
     snprintf(key, sizeof(key), "layer%d.w", i);
     spec.key.p = (const unsigned char *)key;
@@ -56,7 +56,7 @@ static void make_big_record(void) {
     spec.dtype.n = 5;
     spec.ndim = 2;
     spec.shape = shape;
-    ar_write_item(&b, &spec);
+    record_write_item(&b, &spec);
   }
   big_record_len = b.n;
   memcpy(big_record, b.p, (size_t)b.n);
@@ -64,41 +64,41 @@ static void make_big_record(void) {
 }
 
 static int run_record_parse(void) {
-  ar_record r;
+  record_t r;
   codec_err err;
   int rc;
-  ar_record_init(&r);
-  rc = ar_record_parse(&r, big_record, big_record_len, &err);
+  record_init(&r);
+  rc = record_parse(&r, big_record, big_record_len, &err);
   if (rc == CODEC_OK && r.n != 40) rc = -1;
-  ar_record_clear(&r);
+  record_clear(&r);
   return rc;
 }
 
 static int run_record_write(void) {
-  ar_record r;
+  record_t r;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int rc, i;
-  ar_record_init(&r);
-  rc = ar_record_parse(&r, big_record, big_record_len, &err);
+  record_init(&r);
+  rc = record_parse(&r, big_record, big_record_len, &err);
   buf_init(&out, UINT64_MAX);
   for (i = 0; rc == CODEC_OK && i < r.n; i++) {
-    ar_item_spec spec;
-    int64_t shape[AR_MAX_DIMS];
-    ar_item_spec_from_item(&spec, &r.items[i], shape);
-    ar_write_item(&out, &spec);
+    record_item_spec spec;
+    int64_t shape[RECORD_MAX_DIMS];
+    record_item_spec_from_item(&spec, &r.items[i], shape);
+    record_write_item(&out, &spec);
   }
   if (rc == CODEC_OK) rc = out.rc;
   if (rc == CODEC_OK && (out.n != big_record_len || memcmp(out.p, big_record, (size_t)out.n))) rc = -1;
   buf_free(&out);
-  ar_record_clear(&r);
+  record_clear(&r);
   return rc;
 }
 
 static int run_json_parse(void) {
   static const char *text = "[[1.5, 2, \"NaN\"], [4, 5e3, -6], [7, 8, 9], [10, 11, 12], [13, 14, 15], "
                             "[16, 17, 18], [19, 20, 21], [22, 23, 24], [25, 26, 27], [28, 29, 30]]";
-  ar_buf out;
+  buf_t out;
   dt_dtype d;
   int ndim, rc;
   int64_t shape[NPY_MAX_DIMS];
@@ -115,7 +115,7 @@ static int run_npy_write_and_json(void) {
   unsigned char *f = unit_read_file("npy/layer_conv_f4.npy", &n);
   npy_array a;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int rc;
   if (!f) return -1;
   rc = npy_parse(f, n, &a, &err);
@@ -136,21 +136,21 @@ static int run_npy_write_and_json(void) {
 }
 
 static int run_keyset(void) {
-  ar_keyset ks;
+  keyset_t ks;
   int i, rc = CODEC_OK;
-  ar_keyset_init(&ks);
+  keyset_init(&ks);
   for (i = 0; i < 300 && rc == CODEC_OK; i++) {
     char key[24];
     snprintf(key, sizeof(key), "key-%d", i * 7919);
-    rc = ar_keyset_put(&ks, key, strlen(key), i);
+    rc = keyset_put(&ks, key, strlen(key), i);
   }
   for (i = 0; i < 300 && rc == CODEC_OK; i++) {
     char key[24];
     snprintf(key, sizeof(key), "key-%d", i * 7919);
-    if (ar_keyset_get(&ks, key, strlen(key)) != i) rc = -1;
+    if (keyset_get(&ks, key, strlen(key)) != i) rc = -1;
   }
-  if (rc == CODEC_OK && ar_keyset_get(&ks, "key-1", 5) != -1) rc = -1;
-  ar_keyset_free(&ks);
+  if (rc == CODEC_OK && keyset_get(&ks, "key-1", 5) != -1) rc = -1;
+  keyset_free(&ks);
   return rc;
 }
 
@@ -171,7 +171,7 @@ TEST(oom_npy_write_and_json_output) { CHECK(oom_loop(run_npy_write_and_json) >= 
 TEST(oom_keyset) { CHECK(oom_loop(run_keyset) >= 4); }
 
 TEST(buf_limit_and_growth) {
-  ar_buf b;
+  buf_t b;
   unsigned char *p;
   uint64_t n;
   buf_init(&b, 100);
@@ -190,7 +190,7 @@ TEST(buf_limit_and_growth) {
   CHECK(b.rc == CODEC_TOOBIG);
   p = buf_detach(&b, &n);
   CHECK(p != NULL && n == 100 && b.p == NULL && b.n == 0);
-  ar_free(p);
+  codec_free(p);
   buf_free(&b);
   /* an empty buffer detaches to NULL; appending nothing allocates nothing */
   buf_init(&b, 100);

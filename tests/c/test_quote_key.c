@@ -6,18 +6,18 @@
 #include "unit.h"
 
 TEST(quote_key_replaces_invalid_utf8) {
-  char q[AR_QUOTE_MAX];
-  ar_quote_key(q, sizeof(q), (const unsigned char *)"a\xff\xfe" "b\xc3\xa9\x01\xe5\xb1", 9);
+  char q[CODEC_QUOTE_MAX];
+  codec_quote(q, sizeof(q), (const unsigned char *)"a\xff\xfe" "b\xc3\xa9\x01\xe5\xb1", 9);
   CHECK_STR(q, "a??b\xc3\xa9???");
-  CHECK(ar_utf8_valid((const unsigned char *)q, strlen(q)));
+  CHECK(codec_utf8_valid((const unsigned char *)q, strlen(q)));
 }
 
 TEST(quote_key_error_from_a_record_with_a_bad_key) {
   static const unsigned char blob[] = {0x0a, 0x06, 0x0a, 0x02, 0xff, 0xfe, 0x12, 0x05};
-  ar_record rec;
+  record_t rec;
   codec_err err;
-  ar_record_init(&rec);
-  CHECK(ar_record_parse(&rec, blob, sizeof(blob), &err) == CODEC_CORRUPT);
+  record_init(&rec);
+  CHECK(record_parse(&rec, blob, sizeof(blob), &err) == CODEC_CORRUPT);
   CHECK_STR(err.msg, "record blob truncated at byte 8 (item 0, key '?\?')");
-  ar_record_clear(&rec);
+  record_clear(&rec);
 }

@@ -80,21 +80,21 @@ static void pb_array(pb *m, const char *dtype, const int64_t *shape, int ndim, c
   if (n) pb_bytes(m, 4, data, n);
 }
 
-static int parse(const pb *m, ar_record *rec, codec_err *err) {
-  ar_record_init(rec);
-  return ar_record_parse(rec, m->b, m->n, err);
+static int parse(const pb *m, record_t *rec, codec_err *err) {
+  record_init(rec);
+  return record_parse(rec, m->b, m->n, err);
 }
 
-static int span_is(ar_span s, const char *text) { return s.n == strlen(text) && memcmp(s.p, text, s.n) == 0; }
+static int span_is(codec_span s, const char *text) { return s.n == strlen(text) && memcmp(s.p, text, s.n) == 0; }
 
 /* --- reading -------------------------------------------------------------- */
 
 TEST(record_unknown_fields_of_every_wire_type_are_skipped) {
   static const int64_t shape[2] = {2, 3};
   pb arr, item, rec;
-  ar_record r;
+  record_t r;
   codec_err err;
-  int64_t got[AR_MAX_DIMS];
+  int64_t got[RECORD_MAX_DIMS];
   pb_reset(&arr);
   pb_unknowns(&arr, 5);
   pb_array(&arr, "float32", shape, 2, "raw", "abcdefghijklmnopqrstuvwx", 24);
@@ -111,7 +111,7 @@ TEST(record_unknown_fields_of_every_wire_type_are_skipped) {
   pb_sub(&rec, 1, &item); /* same key: must be a duplicate */
   CHECK(parse(&rec, &r, &err) == CODEC_CORRUPT);
   CHECK_STR(err.msg, "record has duplicate key 'w' (items 0 and 1)");
-  ar_record_clear(&r);
+  record_clear(&r);
   rec.n = 0;
   pb_unknowns(&rec, 2);
   pb_sub(&rec, 1, &item);
@@ -119,20 +119,20 @@ TEST(record_unknown_fields_of_every_wire_type_are_skipped) {
   CHECK(parse(&rec, &r, &err) == CODEC_OK);
   CHECK(r.n == 1 && span_is(r.items[0].key, "w") && span_is(r.items[0].dtype, "float32"));
   CHECK(span_is(r.items[0].stype, "raw") && r.items[0].data.n == 24 && r.items[0].ndim == 2);
-  CHECK(ar_item_shape(&r.items[0], got) == 2 && got[0] == 2 && got[1] == 3);
+  CHECK(record_item_shape(&r.items[0], got) == 2 && got[0] == 2 && got[1] == 3);
   /* and the item reads as a legacy raw array */
   {
     npy_array a;
     CHECK(array_open(&r.items[0], 0, &a, &err) == CODEC_OK && a.numel == 6 && a.nbytes == 24);
   }
-  ar_record_clear(&r);
+  record_clear(&r);
 }
 
 TEST(record_shape_packed_and_unpacked_mixed) {
   pb arr, item, rec, packed;
-  ar_record r;
+  record_t r;
   codec_err err;
-  int64_t got[AR_MAX_DIMS];
+  int64_t got[RECORD_MAX_DIMS];
   pb_reset(&arr);
   pb_reset(&packed);
   pb_varint(&packed, 2);
@@ -158,17 +158,17 @@ TEST(record_shape_packed_and_unpacked_mixed) {
   pb_sub(&rec, 1, &item);
   CHECK(parse(&rec, &r, &err) == CODEC_OK);
   CHECK(r.items[0].ndim == 6);
-  CHECK(ar_item_shape(&r.items[0], got) == 6);
+  CHECK(record_item_shape(&r.items[0], got) == 6);
   CHECK(got[0] == 2 && got[1] == 300 && got[2] == 4 && got[3] == 2 && got[4] == 300 && got[5] == 5);
-  ar_record_clear(&r);
+  record_clear(&r);
 }
 
 TEST(record_repeated_value_merges_and_strings_last_win) {
   static const int64_t s2[1] = {2}, s3[1] = {3};
   pb a1, a2, item, rec;
-  ar_record r;
+  record_t r;
   codec_err err;
-  int64_t got[AR_MAX_DIMS];
+  int64_t got[RECORD_MAX_DIMS];
   pb_reset(&a1);
   pb_array(&a1, "int8", s2, 1, "first", "zz", 2);
   pb_reset(&a2);
@@ -184,9 +184,9 @@ TEST(record_repeated_value_merges_and_strings_last_win) {
   CHECK(span_is(r.items[0].key, "new") && span_is(r.items[0].dtype, "int8"));
   CHECK(span_is(r.items[0].stype, "first") && span_is(r.items[0].data, "abcdef"));
   /* repeated shape fields concatenate across the merged messages */
-  CHECK(ar_item_shape(&r.items[0], got) == 2 && got[0] == 2 && got[1] == 3);
-  CHECK(ar_record_find(&r, "new", 3) == 0 && ar_record_find(&r, "old", 3) == -1);
-  ar_record_clear(&r);
+  CHECK(record_item_shape(&r.items[0], got) == 2 && got[0] == 2 && got[1] == 3);
+  CHECK(record_find(&r, "new", 3) == 0 && record_find(&r, "old", 3) == -1);
+  record_clear(&r);
   /* an explicitly empty string replaces the earlier one */
   pb_reset(&a2);
   pb_bytes(&a2, 3, "", 0);
@@ -199,44 +199,44 @@ TEST(record_repeated_value_merges_and_strings_last_win) {
   pb_sub(&rec, 1, &item);
   CHECK(parse(&rec, &r, &err) == CODEC_OK);
   CHECK(r.items[0].stype.n == 0 && r.items[0].dtype.n == 0 && span_is(r.items[0].data, "zz"));
-  ar_record_clear(&r);
+  record_clear(&r);
 }
 
 TEST(record_defaults_when_fields_absent) {
   /* an item with no key and no value, and one whose value is empty */
   static const unsigned char bytes[] = {0x0a, 0x00, 0x0a, 0x05, 0x0a, 0x01, 'k', 0x12, 0x00};
-  ar_record r;
+  record_t r;
   codec_err err;
-  int64_t got[AR_MAX_DIMS];
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, bytes, sizeof(bytes), &err) == CODEC_OK && r.n == 2);
+  int64_t got[RECORD_MAX_DIMS];
+  record_init(&r);
+  CHECK(record_parse(&r, bytes, sizeof(bytes), &err) == CODEC_OK && r.n == 2);
   CHECK(r.items[0].key.n == 0 && r.items[0].dtype.n == 0 && r.items[0].data.n == 0 && r.items[0].ndim == 0);
   CHECK(r.items[0].key.p != NULL && r.items[0].data.p != NULL);
-  CHECK(span_is(r.items[1].key, "k") && ar_item_shape(&r.items[1], got) == 0);
-  CHECK(ar_item_is_numpy(&r.items[1]) == 0);
+  CHECK(span_is(r.items[1].key, "k") && record_item_shape(&r.items[1], got) == 0);
+  CHECK(record_item_is_numpy(&r.items[1]) == 0);
   CHECK(r.items[0].offset == 0 && r.items[1].offset == 2);
-  ar_record_clear(&r);
+  record_clear(&r);
   /* the empty record */
-  CHECK(ar_record_parse(&r, bytes, 0, &err) == CODEC_OK && r.n == 0);
-  ar_record_clear(&r);
+  CHECK(record_parse(&r, bytes, 0, &err) == CODEC_OK && r.n == 0);
+  record_clear(&r);
 }
 
 TEST(record_varints_up_to_10_bytes_11_rejected) {
   /* the items length as a 10-byte non-minimal varint of 0 */
   unsigned char ok[12] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
   unsigned char bad[13] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
-  ar_record r;
+  record_t r;
   codec_err err;
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, ok, 11, &err) == CODEC_OK && r.n == 1);
-  CHECK(ar_record_parse(&r, bad, 12, &err) == CODEC_CORRUPT);
+  record_init(&r);
+  CHECK(record_parse(&r, ok, 11, &err) == CODEC_OK && r.n == 1);
+  CHECK(record_parse(&r, bad, 12, &err) == CODEC_CORRUPT);
   CHECK_STR(err.msg, "record blob has a varint longer than 10 bytes at byte 1 (item 0)");
   /* a 10-byte tag */
   {
     unsigned char tag[12] = {0x90, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01};
-    CHECK(ar_record_parse(&r, tag, 11, &err) == CODEC_OK && r.n == 0); /* field 2, unknown */
+    CHECK(record_parse(&r, tag, 11, &err) == CODEC_OK && r.n == 0); /* field 2, unknown */
   }
-  ar_record_clear(&r);
+  record_clear(&r);
 }
 
 TEST(record_structural_errors_name_offset_item_and_key) {
@@ -287,24 +287,24 @@ TEST(record_structural_errors_name_offset_item_and_key) {
   };
   size_t k;
   for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
-    ar_record r;
+    record_t r;
     codec_err err;
     int rc;
     unsigned char *copy = malloc(rows[k].n); /* exact size: ASan catches over-reads */
     memcpy(copy, rows[k].bytes, rows[k].n);
-    ar_record_init(&r);
-    rc = ar_record_parse(&r, copy, rows[k].n, &err);
+    record_init(&r);
+    rc = record_parse(&r, copy, rows[k].n, &err);
     if (rc != CODEC_CORRUPT || strcmp(err.msg, rows[k].msg)) printf("  row %d: rc %d %s\n", (int)k, rc, rc ? err.msg : "");
     CHECK(rc == CODEC_CORRUPT);
     CHECK_STR(err.msg, rows[k].msg);
-    ar_record_clear(&r);
+    record_clear(&r);
     free(copy);
   }
 }
 
 TEST(record_groups_nest_only_so_deep) {
   pb m;
-  ar_record r;
+  record_t r;
   codec_err err;
   int k, depth;
   for (depth = 63; depth <= 65; depth++) {
@@ -313,19 +313,19 @@ TEST(record_groups_nest_only_so_deep) {
     for (k = 0; k < depth; k++) pb_tag(&m, 5, 4);
     CHECK(parse(&m, &r, &err) == (depth <= 64 ? CODEC_OK : CODEC_CORRUPT));
     if (depth > 64) CHECK(strstr(err.msg, "nests groups too deeply") != NULL);
-    ar_record_clear(&r);
+    record_clear(&r);
   }
 }
 
 TEST(record_shape_dimension_limits) {
   pb arr, item, rec;
-  ar_record r;
+  record_t r;
   codec_err err;
-  int64_t shape[AR_MAX_DIMS + 1];
+  int64_t shape[RECORD_MAX_DIMS + 1];
   int k;
-  for (k = 0; k <= AR_MAX_DIMS; k++) shape[k] = 1;
+  for (k = 0; k <= RECORD_MAX_DIMS; k++) shape[k] = 1;
   shape[0] = INT32_MAX;
-  for (k = AR_MAX_DIMS; k <= AR_MAX_DIMS + 1; k++) {
+  for (k = RECORD_MAX_DIMS; k <= RECORD_MAX_DIMS + 1; k++) {
     pb_reset(&arr);
     pb_array(&arr, "uint8", shape, k, NULL, NULL, 0);
     pb_reset(&item);
@@ -333,15 +333,15 @@ TEST(record_shape_dimension_limits) {
     pb_sub(&item, 2, &arr);
     pb_reset(&rec);
     pb_sub(&rec, 1, &item);
-    if (k == AR_MAX_DIMS) {
-      int64_t got[AR_MAX_DIMS];
-      CHECK(parse(&rec, &r, &err) == CODEC_OK && r.items[0].ndim == AR_MAX_DIMS);
-      CHECK(ar_item_shape(&r.items[0], got) == AR_MAX_DIMS && got[0] == INT32_MAX);
+    if (k == RECORD_MAX_DIMS) {
+      int64_t got[RECORD_MAX_DIMS];
+      CHECK(parse(&rec, &r, &err) == CODEC_OK && r.items[0].ndim == RECORD_MAX_DIMS);
+      CHECK(record_item_shape(&r.items[0], got) == RECORD_MAX_DIMS && got[0] == INT32_MAX);
     } else {
       CHECK(parse(&rec, &r, &err) == CODEC_CORRUPT);
       CHECK(strstr(err.msg, "a shape with more than 64 dimensions") != NULL);
     }
-    ar_record_clear(&r);
+    record_clear(&r);
   }
   /* int32 on the wire: a varint beyond 32 bits keeps its low 32 bits */
   pb_reset(&arr);
@@ -352,9 +352,9 @@ TEST(record_shape_dimension_limits) {
   pb_reset(&rec);
   pb_sub(&rec, 1, &item);
   {
-    int64_t got[AR_MAX_DIMS];
-    CHECK(parse(&rec, &r, &err) == CODEC_OK && ar_item_shape(&r.items[0], got) == 1 && got[0] == 7);
-    ar_record_clear(&r);
+    int64_t got[RECORD_MAX_DIMS];
+    CHECK(parse(&rec, &r, &err) == CODEC_OK && record_item_shape(&r.items[0], got) == 1 && got[0] == 7);
+    record_clear(&r);
   }
 }
 
@@ -377,21 +377,21 @@ static void many_items(pb *rec, int n, int dup) {
 
 TEST(record_duplicate_keys_pairwise_and_hashed) {
   static pb rec;
-  ar_record r;
+  record_t r;
   codec_err err;
   int n;
   for (n = 2; n <= 40; n++) {
     many_items(&rec, n, -1);
     CHECK(parse(&rec, &r, &err) == CODEC_OK && r.n == n);
-    CHECK(ar_record_find(&r, "k1", 2) == 1);
-    ar_record_clear(&r);
+    CHECK(record_find(&r, "k1", 2) == 1);
+    record_clear(&r);
     if (n > 4) {
       char want[80];
       many_items(&rec, n, n - 1); /* last item repeats "k3" */
       CHECK(parse(&rec, &r, &err) == CODEC_CORRUPT);
       snprintf(want, sizeof(want), "record has duplicate key 'k3' (items 3 and %d)", n - 1);
       CHECK_STR(err.msg, want);
-      ar_record_clear(&r);
+      record_clear(&r);
     }
   }
   /* keys that differ only in length or after a common prefix are distinct */
@@ -411,7 +411,7 @@ TEST(record_duplicate_keys_pairwise_and_hashed) {
       }
     }
     CHECK(parse(&rec, &r, &err) == CODEC_OK && r.n == 24);
-    ar_record_clear(&r);
+    record_clear(&r);
   }
 }
 
@@ -445,40 +445,40 @@ TEST(record_utf8_validation) {
   };
   size_t k;
   for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
-    CHECK(ar_utf8_valid((const unsigned char *)rows[k].s, rows[k].n) == rows[k].valid);
-    if (rows[k].valid) CHECK(ar_utf8_length((const unsigned char *)rows[k].s, rows[k].n) == rows[k].chars);
+    CHECK(codec_utf8_valid((const unsigned char *)rows[k].s, rows[k].n) == rows[k].valid);
+    if (rows[k].valid) CHECK(codec_utf8_length((const unsigned char *)rows[k].s, rows[k].n) == rows[k].chars);
     /* and as a key */
     {
       pb item, rec;
-      ar_record r;
+      record_t r;
       codec_err err;
       pb_reset(&item);
       pb_bytes(&item, 1, rows[k].s, rows[k].n);
       pb_reset(&rec);
       pb_sub(&rec, 1, &item);
       CHECK(parse(&rec, &r, &err) == (rows[k].valid ? CODEC_OK : CODEC_CORRUPT));
-      ar_record_clear(&r);
+      record_clear(&r);
     }
   }
 }
 
 TEST(record_quote_key_for_messages) {
-  char out[AR_QUOTE_MAX];
+  char out[CODEC_QUOTE_MAX];
   static const unsigned char ctl[] = {'a', '\n', 'b', 0x7f, 0};
   unsigned char longkey[100];
   unsigned char accents[60];
   size_t k;
-  CHECK_STR(ar_quote_key(out, sizeof(out), (const unsigned char *)"fc.weight", 9), "fc.weight");
-  CHECK_STR(ar_quote_key(out, sizeof(out), ctl, 5), "a?b??");
+  CHECK_STR(codec_quote(out, sizeof(out), (const unsigned char *)"fc.weight", 9), "fc.weight");
+  CHECK_STR(codec_quote(out, sizeof(out), ctl, 5), "a?b??");
   memset(longkey, 'x', sizeof(longkey));
-  ar_quote_key(out, sizeof(out), longkey, sizeof(longkey));
+  codec_quote(out, sizeof(out), longkey, sizeof(longkey));
   CHECK(strlen(out) == 51 && strcmp(out + 48, "...") == 0);
   /* never cuts a UTF-8 sequence: 30 two-byte characters */
   for (k = 0; k < 60; k += 2) accents[k] = 0xc3, accents[k + 1] = 0xa9;
-  ar_quote_key(out, sizeof(out), accents, 60);
-  CHECK(strlen(out) == 51 && ar_utf8_valid((const unsigned char *)out, 48));
+  codec_quote(out, sizeof(out), accents, 60);
+  CHECK(strlen(out) == 51 && codec_utf8_valid((const unsigned char *)out, 48));
   CHECK_STR(out + 48, "...");
-  CHECK_STR(ar_quote_key(out, sizeof(out), accents, 0), "");
+  CHECK_STR(codec_quote(out, sizeof(out), accents, 0), "");
 }
 
 /* --- vectors -------------------------------------------------------------- */
@@ -501,29 +501,29 @@ TEST(record_vectors_parse_and_reencode_byte_identical) {
   for (k = 0; k < NRECORDS; k++) {
     uint64_t n, total = 0, cb = 0;
     unsigned char *f = unit_read_file(record_vectors[k].file, &n);
-    ar_record r;
+    record_t r;
     codec_err err;
-    ar_buf out;
+    buf_t out;
     int i;
     CHECK(f != NULL);
-    ar_record_init(&r);
-    CHECK(ar_record_parse(&r, f, n, &err) == CODEC_OK);
+    record_init(&r);
+    CHECK(record_parse(&r, f, n, &err) == CODEC_OK);
     if (record_vectors[k].len >= 0) CHECK(r.n == record_vectors[k].len);
     buf_init(&out, UINT64_MAX);
     for (i = 0; i < r.n; i++) {
-      ar_item_spec spec;
-      int64_t shape[AR_MAX_DIMS];
-      ar_item_spec_from_item(&spec, &r.items[i], shape);
-      total += ar_item_encoded_size(&spec);
-      ar_write_item(&out, &spec);
+      record_item_spec spec;
+      int64_t shape[RECORD_MAX_DIMS];
+      record_item_spec_from_item(&spec, &r.items[i], shape);
+      total += record_item_encoded_size(&spec);
+      record_write_item(&out, &spec);
       CHECK(array_validate(&r.items[i], i, &err) == CODEC_OK);
-      cb += r.items[i].data.n + ar_utf8_length(r.items[i].key.p, r.items[i].key.n);
+      cb += r.items[i].data.n + codec_utf8_length(r.items[i].key.p, r.items[i].key.n);
     }
     CHECK(out.rc == CODEC_OK && out.n == n && total == n);
     CHECK(n == 0 || memcmp(out.p, f, (size_t)n) == 0);
     if (record_vectors[k].len >= 0) CHECK(cb == record_vectors[k].count_bytes);
     buf_free(&out);
-    ar_record_clear(&r);
+    record_clear(&r);
     free(f);
   }
 }
@@ -535,18 +535,18 @@ TEST(record_every_truncation_of_every_vector) {
   for (k = 0; k < NRECORDS; k++) {
     uint64_t n, cut;
     unsigned char *f = unit_read_file(record_vectors[k].file, &n);
-    ar_record full, r;
+    record_t full, r;
     codec_err err;
     CHECK(f != NULL || n == 0);
-    ar_record_init(&full);
-    CHECK(ar_record_parse(&full, f ? f : (const unsigned char *)"", n, &err) == CODEC_OK);
+    record_init(&full);
+    CHECK(record_parse(&full, f ? f : (const unsigned char *)"", n, &err) == CODEC_OK);
     for (cut = 0; cut < n; cut++) {
       unsigned char *p = malloc(cut ? (size_t)cut : 1);
       int rc, boundary = cut == 0, i;
       for (i = 1; i < full.n; i++) boundary |= full.items[i].offset == cut;
       memcpy(p, f, (size_t)cut);
-      ar_record_init(&r);
-      rc = ar_record_parse(&r, p, cut, &err);
+      record_init(&r);
+      rc = record_parse(&r, p, cut, &err);
       if (boundary) {
         CHECK(rc == CODEC_OK);
       } else {
@@ -555,10 +555,10 @@ TEST(record_every_truncation_of_every_vector) {
               strstr(err.msg, "UTF-8") != NULL || strstr(err.msg, "group") != NULL ||
               strstr(err.msg, "field number") != NULL || strstr(err.msg, "varint") != NULL);
       }
-      ar_record_clear(&r);
+      record_clear(&r);
       free(p);
     }
-    ar_record_clear(&full);
+    record_clear(&full);
     free(f);
   }
 }
@@ -566,15 +566,15 @@ TEST(record_every_truncation_of_every_vector) {
 /* --- writing -------------------------------------------------------------- */
 
 TEST(record_writer_omits_defaults_and_packs_shape) {
-  ar_item_spec spec;
-  ar_buf out;
+  record_item_spec spec;
+  buf_t out;
   int64_t shape[3] = {2, 300, 0};
   memset(&spec, 0, sizeof(spec));
   buf_init(&out, UINT64_MAX);
   /* everything default: an item holding an empty value */
-  ar_write_item(&out, &spec);
+  record_write_item(&out, &spec);
   CHECK(out.n == 4 && memcmp(out.p, "\x0a\x02\x12\x00", 4) == 0);
-  CHECK(ar_item_encoded_size(&spec) == 4);
+  CHECK(record_item_encoded_size(&spec) == 4);
   out.n = 0;
   spec.key.p = (const unsigned char *)"k";
   spec.key.n = 1;
@@ -588,18 +588,18 @@ TEST(record_writer_omits_defaults_and_packs_shape) {
   spec.data_head.n = 2;
   spec.data.p = (const unsigned char *)"ad";
   spec.data.n = 2;
-  ar_write_item(&out, &spec);
+  record_write_item(&out, &spec);
   {
     static const unsigned char want[] = {0x0a, 0x17, 0x0a, 0x01, 'k', 0x12, 0x12, 0x0a, 0x01, 'f',
                                          0x12, 0x04, 0x02, 0xac, 0x02, 0x00, 0x1a, 0x01, 's', 0x22,
                                          0x04, 'H',  'E',  'a',  'd',  0x00};
     CHECK(out.n == sizeof(want) - 1 && memcmp(out.p, want, out.n) == 0);
-    CHECK(ar_item_encoded_size(&spec) == out.n);
+    CHECK(record_item_encoded_size(&spec) == out.n);
   }
   /* a scalar: no shape field at all */
   out.n = 0;
   spec.ndim = 0;
-  ar_write_item(&out, &spec);
+  record_write_item(&out, &spec);
   CHECK(out.n == 19 && out.p[1] == 17 && out.p[7] == 0x0a && out.p[10] == 0x1a);
   buf_free(&out);
 }
@@ -608,9 +608,9 @@ TEST(record_writer_long_lengths) {
   /* a 200-byte key and 70000 bytes of data need multi-byte lengths */
   static unsigned char data[70000];
   unsigned char key[200];
-  ar_item_spec spec;
-  ar_buf out;
-  ar_record r;
+  record_item_spec spec;
+  buf_t out;
+  record_t r;
   codec_err err;
   memset(key, 'k', sizeof(key));
   memset(&spec, 0, sizeof(spec));
@@ -619,11 +619,11 @@ TEST(record_writer_long_lengths) {
   spec.data.p = data;
   spec.data.n = sizeof(data);
   buf_init(&out, UINT64_MAX);
-  ar_write_item(&out, &spec);
-  CHECK(out.rc == CODEC_OK && out.n == ar_item_encoded_size(&spec));
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, out.p, out.n, &err) == CODEC_OK && r.n == 1);
+  record_write_item(&out, &spec);
+  CHECK(out.rc == CODEC_OK && out.n == record_item_encoded_size(&spec));
+  record_init(&r);
+  CHECK(record_parse(&r, out.p, out.n, &err) == CODEC_OK && r.n == 1);
   CHECK(r.items[0].key.n == 200 && r.items[0].data.n == 70000 && r.items[0].data.p == out.p + out.n - 70000);
-  ar_record_clear(&r);
+  record_clear(&r);
   buf_free(&out);
 }

@@ -14,7 +14,7 @@
 /* buf_extend(b, 0) on a buffer that never allocated computed NULL + 0
 ** (undefined) and returned NULL, which callers read as failure. */
 TEST(regress_buf_extend_zero_on_empty) {
-  ar_buf b;
+  buf_t b;
   int ndim;
   int64_t shape[NPY_MAX_DIMS];
   codec_err err;
@@ -32,7 +32,7 @@ TEST(regress_buf_extend_zero_on_empty) {
 ** record keys); they printed it raw or cut it mid-character, so a message
 ** could be invalid UTF-8, which strict decoders (Python's sqlite3) reject. */
 static int msg_is_utf8(const codec_err *err) {
-  return ar_utf8_valid((const unsigned char *)err->msg, strlen(err->msg));
+  return codec_utf8_valid((const unsigned char *)err->msg, strlen(err->msg));
 }
 
 TEST(regress_error_messages_stay_utf8) {
@@ -44,7 +44,7 @@ TEST(regress_error_messages_stay_utf8) {
   static const unsigned char rec[] = {0x0a, 0x05, 0x0a, 0x01, 0xff, 0x12, 0x09};
   dt_dtype d;
   npy_array a;
-  ar_record r;
+  record_t r;
   codec_err err;
   char q[CODEC_QUOTE_MAX];
   CHECK(dt_parse("\xff\xfe<f4", 5, &d, &err) == CODEC_UNSUPPORTED);
@@ -53,10 +53,10 @@ TEST(regress_error_messages_stay_utf8) {
   CHECK(msg_is_utf8(&err) && strstr(err.msg, "...") != NULL);
   CHECK(npy_parse(npy_bad_key, sizeof(npy_bad_key) - 1, &a, &err) == CODEC_CORRUPT);
   CHECK(msg_is_utf8(&err) && strstr(err.msg, "unexpected key '?\?'") != NULL);
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, rec, sizeof(rec), &err) == CODEC_CORRUPT);
+  record_init(&r);
+  CHECK(record_parse(&r, rec, sizeof(rec), &err) == CODEC_CORRUPT);
   CHECK(msg_is_utf8(&err) && strstr(err.msg, "key '?'") != NULL);
-  ar_record_clear(&r);
+  record_clear(&r);
   /* A message cut at its end drops the split character. */
   CHECK(codec_fail(&err, CODEC_CORRUPT, "%0237d\xe6\x97\xa5", 0) == CODEC_CORRUPT);
   CHECK(msg_is_utf8(&err) && strlen(err.msg) == 237);
@@ -73,7 +73,7 @@ TEST(regress_json_numbers_ignore_locale) {
   size_t k;
   const char *set = NULL;
   char out[32];
-  ar_buf b, text;
+  buf_t b, text;
   dt_dtype d = dt_native(DT_FLOAT64);
   int ndim, ok_values = 1;
   int64_t shape[NPY_MAX_DIMS];
@@ -116,7 +116,7 @@ TEST(regress_json_numbers_ignore_locale) {
 TEST(regress_keyset_resists_prepared_collisions) {
   enum { NKEYS = 2000 };
   static char keys[NKEYS][12];
-  ar_keyset ks;
+  keyset_t ks;
   uint64_t c, i, run = 0, longest = 0;
   int found = 0;
   /* keys whose plain FNV-1a hashes share their low 12 bits (the set's final
@@ -127,10 +127,10 @@ TEST(regress_keyset_resists_prepared_collisions) {
     for (k = 0; k < n; k++) h = (h ^ (unsigned char)keys[found][k]) * UINT64_C(1099511628211);
     if ((h & 0xfff) == 0) found++;
   }
-  ar_keyset_init(&ks);
-  for (i = 0; i < NKEYS; i++) CHECK(ar_keyset_put(&ks, keys[i], strlen(keys[i]), (int)i) == CODEC_OK);
+  keyset_init(&ks);
+  for (i = 0; i < NKEYS; i++) CHECK(keyset_put(&ks, keys[i], strlen(keys[i]), (int)i) == CODEC_OK);
   CHECK(ks.cap == 4096);
-  for (i = 0; i < NKEYS; i++) CHECK(ar_keyset_get(&ks, keys[i], strlen(keys[i])) == (int)i);
+  for (i = 0; i < NKEYS; i++) CHECK(keyset_get(&ks, keys[i], strlen(keys[i])) == (int)i);
   /* the longest run of occupied slots (what a probe may walk) stays short */
   for (i = 0; i < 2 * ks.cap; i++) {
     if (ks.slots[i % ks.cap].value >= 0) {
@@ -139,6 +139,6 @@ TEST(regress_keyset_resists_prepared_collisions) {
       run = 0;
     }
   }
-  ar_keyset_free(&ks);
+  keyset_free(&ks);
   CHECK(longest < 400);
 }

@@ -9,9 +9,9 @@
 #include "unit.h"
 
 /* A one-item record: key, dtype name, shape, stype, data. */
-static void one_item(ar_buf *out, const char *key, const char *dtype, const char *stype, int ndim,
+static void one_item(buf_t *out, const char *key, const char *dtype, const char *stype, int ndim,
                      const int64_t *shape, const void *data, uint64_t n, const unsigned char *head, uint64_t head_n) {
-  ar_item_spec spec;
+  record_item_spec spec;
   memset(&spec, 0, sizeof(spec));
   spec.key.p = (const unsigned char *)key;
   spec.key.n = strlen(key);
@@ -25,12 +25,12 @@ static void one_item(ar_buf *out, const char *key, const char *dtype, const char
   spec.data_head.n = head_n;
   spec.data.p = data;
   spec.data.n = n;
-  ar_write_item(out, &spec);
+  record_write_item(out, &spec);
 }
 
 /* An item holding a numpy.ndarray .npy of little-endian float32. */
-static void f32_item(ar_buf *out, const char *key, int ndim, const int64_t *shape, const float *v, uint64_t count) {
-  ar_buf npy;
+static void f32_item(buf_t *out, const char *key, int ndim, const int64_t *shape, const float *v, uint64_t count) {
+  buf_t npy;
   unsigned char le[64];
   uint64_t k;
   dt_dtype d = {DT_FLOAT32, 0};
@@ -42,17 +42,17 @@ static void f32_item(ar_buf *out, const char *key, int ndim, const int64_t *shap
   }
   buf_init(&npy, UINT64_MAX);
   npy_write(&npy, d, ndim, shape, le, count * 4);
-  one_item(out, key, "float32", AR_STYPE_NUMPY, ndim, shape, npy.p, npy.n, NULL, 0);
+  one_item(out, key, "float32", RECORD_STYPE_NUMPY, ndim, shape, npy.p, npy.n, NULL, 0);
   buf_free(&npy);
 }
 
-static int write_st(const ar_buf *recblob, const char *meta, ar_buf *out, codec_err *err) {
-  ar_record rec;
+static int write_st(const buf_t *recblob, const char *meta, buf_t *out, codec_err *err) {
+  record_t rec;
   int rc;
-  ar_record_init(&rec);
-  rc = ar_record_parse(&rec, recblob->p ? recblob->p : (const unsigned char *)"", recblob->n, err);
+  record_init(&rec);
+  rc = record_parse(&rec, recblob->p ? recblob->p : (const unsigned char *)"", recblob->n, err);
   if (!rc) rc = st_from_record(&rec, meta, meta ? strlen(meta) : 0, out, err);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   return rc;
 }
 
@@ -75,7 +75,7 @@ TEST(st_writes_the_reference_test_vectors) {
       32, 32, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64};
   static const float v[6] = {0, 1, 2, 3, 4, 5};
   static const int64_t s123[3] = {1, 2, 3}, s1123[4] = {1, 1, 2, 3};
-  ar_buf rec, out;
+  buf_t rec, out;
   codec_err err;
   buf_init(&rec, UINT64_MAX);
   buf_init(&out, UINT64_MAX);
@@ -97,7 +97,7 @@ TEST(st_writes_the_reference_test_vectors) {
 }
 
 /* Parse a file and turn it into a record (rc of the first failure). */
-static int read_st(const void *file, uint64_t n, ar_buf *rec, codec_err *err) {
+static int read_st(const void *file, uint64_t n, buf_t *rec, codec_err *err) {
   st_file f;
   int rc;
   st_file_init(&f);
@@ -108,7 +108,7 @@ static int read_st(const void *file, uint64_t n, ar_buf *rec, codec_err *err) {
 }
 
 /* A file from a header text and n data bytes (0, 1, 2, ...). */
-static void st_file_of(ar_buf *out, const char *header, uint64_t n) {
+static void st_file_of(buf_t *out, const char *header, uint64_t n) {
   unsigned char len8[8];
   uint64_t k, h = strlen(header);
   for (k = 0; k < 8; k++) len8[k] = (unsigned char)(h >> (8 * k));
@@ -118,10 +118,10 @@ static void st_file_of(ar_buf *out, const char *header, uint64_t n) {
 }
 
 TEST(st_reads_tensors_in_offset_order) {
-  ar_buf file, rec;
-  ar_record r;
+  buf_t file, rec;
+  record_t r;
   codec_err err;
-  int64_t shape[AR_MAX_DIMS];
+  int64_t shape[RECORD_MAX_DIMS];
   buf_init(&file, UINT64_MAX);
   buf_init(&rec, UINT64_MAX);
   /* header order b, a, c; offsets order a, c, b; a BF16 raw tensor; an
@@ -133,13 +133,13 @@ TEST(st_reads_tensors_in_offset_order) {
              "\"__metadata__\":{\"format\":\"pt\"}}",
              12);
   CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  record_init(&r);
+  CHECK(record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
   CHECK(r.n == 3);
   CHECK(r.items[0].key.n == 3 && memcmp(r.items[0].key.p, "a\xc3\xa9", 3) == 0);
   CHECK(r.items[0].dtype.n == 5 && memcmp(r.items[0].dtype.p, "int16", 5) == 0);
-  CHECK(ar_item_shape(&r.items[0], shape) == 2 && shape[0] == 2 && shape[1] == 1);
-  CHECK(ar_item_is_numpy(&r.items[0]));
+  CHECK(record_item_shape(&r.items[0], shape) == 2 && shape[0] == 2 && shape[1] == 1);
+  CHECK(record_item_is_numpy(&r.items[0]));
   CHECK(memcmp(r.items[0].data.p + r.items[0].data.n - 4, "\x00\x01\x02\x03", 4) == 0);
   CHECK(r.items[1].key.n == 1 && r.items[1].key.p[0] == 'c');
   CHECK(r.items[1].stype.n == 11 && memcmp(r.items[1].stype.p, "safetensors", 11) == 0);
@@ -148,7 +148,7 @@ TEST(st_reads_tensors_in_offset_order) {
   CHECK(r.items[2].key.p[0] == 'b' && memcmp(r.items[2].dtype.p, "uint8", 5) == 0);
   /* and back: the raw tensor keeps its dtype and bytes */
   {
-    ar_buf again, rec2;
+    buf_t again, rec2;
     buf_init(&again, UINT64_MAX);
     buf_init(&rec2, UINT64_MAX);
     CHECK(st_from_record(&r, NULL, 0, &again, &err) == CODEC_OK);
@@ -158,7 +158,7 @@ TEST(st_reads_tensors_in_offset_order) {
     buf_free(&again);
     buf_free(&rec2);
   }
-  ar_record_clear(&r);
+  record_clear(&r);
   buf_free(&file);
   buf_free(&rec);
 }
@@ -166,17 +166,17 @@ TEST(st_reads_tensors_in_offset_order) {
 /* Empty names, and an empty one first (its bytes live in a buffer that has
 ** not allocated yet: the sanitizer build checks no NULL + 0 is made). */
 TEST(st_reads_empty_tensor_names) {
-  ar_buf file, rec;
-  ar_record r;
+  buf_t file, rec;
+  record_t r;
   codec_err err;
   buf_init(&file, UINT64_MAX);
   buf_init(&rec, UINT64_MAX);
   st_file_of(&file, "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1);
   CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  record_init(&r);
+  CHECK(record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
   CHECK(r.n == 1 && r.items[0].key.n == 0);
-  ar_record_clear(&r);
+  record_clear(&r);
   file.n = 0;
   st_file_of(&file, "{\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"\":{}}", 1);
   CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_CORRUPT);
@@ -187,19 +187,19 @@ TEST(st_reads_empty_tensor_names) {
 
 /* A dtype spelled with JSON escapes is the dtype the escapes spell. */
 TEST(st_reads_escaped_dtype_names) {
-  ar_buf file, rec;
-  ar_record r;
+  buf_t file, rec;
+  record_t r;
   codec_err err;
   buf_init(&file, UINT64_MAX);
   buf_init(&rec, UINT64_MAX);
   st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u0033\\u0032\",\"shape\":[1],\"data_offsets\":[0,4]},"
                     "\"b\":{\"dtype\":\"\\u0042F16\",\"shape\":[1],\"data_offsets\":[4,6]}}", 6);
   CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
-  ar_record_init(&r);
-  CHECK(ar_record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
+  record_init(&r);
+  CHECK(record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
   CHECK(r.n == 2 && r.items[0].dtype.n == 7 && memcmp(r.items[0].dtype.p, "float32", 7) == 0);
   CHECK(r.items[1].dtype.n == 4 && memcmp(r.items[1].dtype.p, "BF16", 4) == 0);
-  ar_record_clear(&r);
+  record_clear(&r);
   file.n = 0;
   st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u00332\\u0000\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
   CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_CORRUPT);
@@ -243,7 +243,7 @@ TEST(st_rejects_malformed_files) {
   };
   size_t k;
   for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-    ar_buf file, rec;
+    buf_t file, rec;
     codec_err err;
     buf_init(&file, UINT64_MAX);
     buf_init(&rec, UINT64_MAX);
@@ -258,7 +258,7 @@ TEST(st_rejects_malformed_files) {
 
 TEST(st_rejects_bad_header_lengths) {
   unsigned char small[7] = {0}, big[16] = {0x01, 0xe1, 0xf5, 0x05, 0, 0, 0, 0}, past[10] = {5, 0, 0, 0, 0, 0, 0, 0, '{', '}'};
-  ar_buf rec;
+  buf_t rec;
   codec_err err;
   buf_init(&rec, UINT64_MAX);
   CHECK(read_st(small, sizeof(small), &rec, &err) == CODEC_CORRUPT);
@@ -276,8 +276,8 @@ TEST(st_writes_big_endian_and_fortran_arrays_little_endian_c_order) {
   /* >i4 [[1, 2, 3], [4, 5, 6]] stored in Fortran order: 1 4 2 5 3 6 */
   static const unsigned char be_f[24] = {0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 3, 0, 0, 0, 6};
   static const int64_t shape[2] = {2, 3};
-  ar_buf npy, recblob, out;
-  ar_record rec;
+  buf_t npy, recblob, out;
+  record_t rec;
   codec_err err;
   dt_dtype d = {DT_INT32, 1};
   int k;
@@ -286,9 +286,9 @@ TEST(st_writes_big_endian_and_fortran_arrays_little_endian_c_order) {
   buf_init(&out, UINT64_MAX);
   npy_write_header(&npy, d, 2, shape, 1);
   buf_append(&npy, be_f, sizeof(be_f));
-  one_item(&recblob, "m", ">i4", AR_STYPE_NUMPY, 2, shape, npy.p, npy.n, NULL, 0);
-  ar_record_init(&rec);
-  CHECK(ar_record_parse(&rec, recblob.p, recblob.n, &err) == CODEC_OK);
+  one_item(&recblob, "m", ">i4", RECORD_STYPE_NUMPY, 2, shape, npy.p, npy.n, NULL, 0);
+  record_init(&rec);
+  CHECK(record_parse(&rec, recblob.p, recblob.n, &err) == CODEC_OK);
   CHECK(st_from_record(&rec, NULL, 0, &out, &err) == CODEC_OK);
   CHECK(out.n >= 24);
   for (k = 0; k < 6; k++) {
@@ -296,7 +296,7 @@ TEST(st_writes_big_endian_and_fortran_arrays_little_endian_c_order) {
     CHECK(p[0] == k + 1 && p[1] == 0 && p[2] == 0 && p[3] == 0);
   }
   CHECK(strstr((const char *)out.p + 8, "\"m\":{\"dtype\":\"I32\",\"shape\":[2,3],\"data_offsets\":[0,24]}") != NULL);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   buf_free(&npy);
   buf_free(&recblob);
   buf_free(&out);
@@ -304,7 +304,7 @@ TEST(st_writes_big_endian_and_fortran_arrays_little_endian_c_order) {
 
 TEST(st_write_errors) {
   static const int64_t one[1] = {1};
-  ar_buf recblob, out;
+  buf_t recblob, out;
   codec_err err;
   buf_init(&recblob, UINT64_MAX);
   buf_init(&out, UINT64_MAX);
@@ -335,7 +335,7 @@ TEST(st_write_errors) {
 }
 
 TEST(st_metadata_is_returned_compact) {
-  ar_buf file, meta;
+  buf_t file, meta;
   st_file f;
   codec_err err;
   buf_init(&file, UINT64_MAX);
@@ -359,12 +359,12 @@ TEST(st_metadata_is_returned_compact) {
 TEST(st_metadata_survives_allocation_failures) {
   static const char meta[] = "{\"\": \"\", \"k\": \"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
   static const char want[] = "{\"\":\"\",\"k\":\"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
-  ar_record empty;
+  record_t empty;
   long k;
   int ok = 0;
-  ar_record_init(&empty);
+  record_init(&empty);
   for (k = 0; k < 100; k++) {
-    ar_buf file, json;
+    buf_t file, json;
     st_file f;
     codec_err err;
     int rc;
@@ -395,18 +395,18 @@ TEST(st_survives_allocation_failures) {
   int ok = 0;
   CHECK(blob != NULL);
   for (k = 0; k < 200 && !ok; k++) {
-    ar_record rec, back;
-    ar_buf file, again;
+    record_t rec, back;
+    buf_t file, again;
     st_file f;
     codec_err err;
     int rc;
-    ar_record_init(&rec);
-    ar_record_init(&back);
+    record_init(&rec);
+    record_init(&back);
     st_file_init(&f);
     buf_init(&file, UINT64_MAX);
     buf_init(&again, UINT64_MAX);
     unit_fail_alloc_after(k);
-    rc = ar_record_parse(&rec, blob, n, &err);
+    rc = record_parse(&rec, blob, n, &err);
     if (!rc) rc = st_from_record(&rec, "{\"a\": \"b\", \"c\": \"d\"}", 20, &file, &err);
     if (!rc) rc = st_parse(&f, file.p, file.n, &err);
     if (!rc) rc = st_to_record(&f, &again, &err);
@@ -417,8 +417,8 @@ TEST(st_survives_allocation_failures) {
       ok = 1;
     }
     st_file_free(&f);
-    ar_record_clear(&rec);
-    ar_record_clear(&back);
+    record_clear(&rec);
+    record_clear(&back);
     buf_free(&file);
     buf_free(&again);
   }

@@ -62,7 +62,7 @@ static int should_fail(void) {
 }
 
 /* Each block carries its size in a 16-byte header (keeps alignment). */
-void *ar_malloc(uint64_t n) {
+void *codec_malloc(uint64_t n) {
   unsigned char *p;
   if (should_fail() || n > SIZE_MAX - 16) return NULL;
   p = malloc((size_t)n + 16);
@@ -71,15 +71,15 @@ void *ar_malloc(uint64_t n) {
   return p + 16;
 }
 
-void *ar_realloc(void *old, uint64_t n) {
+void *codec_realloc(void *old, uint64_t n) {
   unsigned char *p;
-  if (!old) return ar_malloc(n);
+  if (!old) return codec_malloc(n);
   if (should_fail() || n > SIZE_MAX - 16) return NULL;
   p = realloc((unsigned char *)old - 16, (size_t)n + 16);
   return p ? p + 16 : NULL;
 }
 
-void ar_free(void *p) {
+void codec_free(void *p) {
   if (!p) return;
   live_allocs--;
   free((unsigned char *)p - 16);

@@ -129,11 +129,11 @@ static inline uint32_t fuzz_hash(const uint8_t *data, size_t size) {
 #include "codec/buf.h"
 
 /* Two buffers hold the same bytes (round-trip checks). */
-static inline int fuzz_same_buf(const ar_buf *a, const ar_buf *b) {
+static inline int fuzz_same_buf(const buf_t *a, const buf_t *b) {
   return a->n == b->n && (!a->n || memcmp(a->p, b->p, (size_t)a->n) == 0);
 }
 
-typedef int (*fuzz_pipeline)(const void *arg, ar_buf *out);
+typedef int (*fuzz_pipeline)(const void *arg, buf_t *out);
 
 static inline void fuzz_alloc_setup(void) {
   static int done;
@@ -144,7 +144,7 @@ static inline void fuzz_alloc_setup(void) {
 }
 
 static inline void fuzz_oom_check(fuzz_pipeline fn, const void *arg, uint32_t pick) {
-  ar_buf ref, got;
+  buf_t ref, got;
   long before = failalloc_outstanding, calls = failalloc_calls;
   int rc_ref, rc, failed;
   buf_init(&ref, UINT64_MAX);

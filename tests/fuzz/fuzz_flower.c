@@ -34,22 +34,22 @@ typedef struct input {
 } input;
 
 /* The record's canonical bytes (Flower's serde). */
-static void canonical(const ar_record *rec, ar_buf *out) {
+static void canonical(const record_t *rec, buf_t *out) {
   int i;
   for (i = 0; i < rec->n; i++) {
-    int64_t shape[AR_MAX_DIMS];
-    ar_item_spec spec;
-    ar_item_spec_from_item(&spec, &rec->items[i], shape);
-    ar_write_item(out, &spec);
+    int64_t shape[RECORD_MAX_DIMS];
+    record_item_spec spec;
+    record_item_spec_from_item(&spec, &rec->items[i], shape);
+    record_write_item(out, &spec);
   }
 }
 
 /* Deflate rec, store its objects (in an order `order` picks, some twice)
 ** and inflate them into out. With check, the tree's properties too. */
-static int round_trip(const ar_record *rec, uint64_t chunk, unsigned order, ar_buf *out, int check, codec_err *err) {
+static int round_trip(const record_t *rec, uint64_t chunk, unsigned order, buf_t *out, int check, codec_err *err) {
   fo_tree t;
   fo_store s;
-  ar_buf content;
+  buf_t content;
   uint32_t i, k;
   int rc;
   fo_tree_init(&t);
@@ -77,13 +77,13 @@ static int round_trip(const ar_record *rec, uint64_t chunk, unsigned order, ar_b
       FUZZ_CHECK((o->type == FO_ARRAY_RECORD) == (i == t.n - 1));
       if (o->type == FO_ARRAY) {
         unsigned char aid[SHA256_DIGEST_SIZE];
-        int64_t shape[AR_MAX_DIMS];
-        ar_item_spec spec;
-        ar_item_spec_from_item(&spec, &rec->items[o->item], shape);
+        int64_t shape[RECORD_MAX_DIMS];
+        record_item_spec spec;
+        record_item_spec_from_item(&spec, &rec->items[o->item], shape);
         FUZZ_CHECK(fo_array_id(&spec, chunk, aid, err) == CODEC_OK && memcmp(aid, o->id, SHA256_DIGEST_SIZE) == 0);
       }
       {
-        ar_buf kids;
+        buf_t kids;
         buf_init(&kids, UINT64_MAX);
         fo_write_children_json(&t, i, &kids);
         FUZZ_CHECK(kids.rc == CODEC_OK && kids.n == 2 + (o->nchild ? o->nchild * 67 - 1 : 0));
@@ -103,7 +103,7 @@ static int round_trip(const ar_record *rec, uint64_t chunk, unsigned order, ar_b
 }
 
 /* Store the input's objects and inflate them. */
-static int inflate_parts(const uint8_t *data, size_t size, ar_buf *out, codec_err *err) {
+static int inflate_parts(const uint8_t *data, size_t size, buf_t *out, codec_err *err) {
   fuzz_part parts[MAX_OBJECTS];
   fo_store s;
   int n = fuzz_split(data + 1, size - 1, parts, MAX_OBJECTS), i, rc = CODEC_OK;
@@ -121,25 +121,25 @@ static int inflate_parts(const uint8_t *data, size_t size, ar_buf *out, codec_er
 
 static uint64_t chunk_size(const uint8_t *data, size_t size) { return size > 1 && data[1] ? data[1] : FO_CHUNK_SIZE; }
 
-static int pipeline(const void *arg, ar_buf *out) {
+static int pipeline(const void *arg, buf_t *out) {
   const input *in = arg;
   codec_err err;
-  ar_record rec, again;
-  ar_buf inflated;
+  record_t rec, again;
+  buf_t inflated;
   int rc;
   if (in->size == 0) return CODEC_OK;
-  ar_record_init(&rec);
-  ar_record_init(&again);
+  record_init(&rec);
+  record_init(&again);
   buf_init(&inflated, UINT64_MAX);
   if (in->data[0] & 1) {
     size_t skip = in->size > 2 ? 2 : in->size;
-    rc = ar_record_parse(&rec, in->data + skip, in->size - skip, &err);
+    rc = record_parse(&rec, in->data + skip, in->size - skip, &err);
     if (rc == CODEC_OK) rc = round_trip(&rec, chunk_size(in->data, in->size), in->data[0] >> 1, &inflated, 0, &err);
   } else {
     rc = inflate_parts(in->data, in->size, &inflated, &err);
-    if (rc == CODEC_OK) rc = ar_record_parse(&again, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err);
+    if (rc == CODEC_OK) rc = record_parse(&again, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err);
     if (rc == CODEC_OK) {
-      ar_buf twice;
+      buf_t twice;
       buf_init(&twice, UINT64_MAX);
       rc = round_trip(&again, FO_CHUNK_SIZE, 0, &twice, 0, &err);
       buf_append(out, twice.p, twice.n);
@@ -149,18 +149,18 @@ static int pipeline(const void *arg, ar_buf *out) {
   buf_append(out, &rc, sizeof(rc));
   buf_append(out, inflated.p, inflated.n);
   buf_free(&inflated);
-  ar_record_clear(&rec);
-  ar_record_clear(&again);
+  record_clear(&rec);
+  record_clear(&again);
   return rc == CODEC_OK && out->rc ? out->rc : rc;
 }
 
 static void check_properties(const uint8_t *data, size_t size) {
   codec_err err;
-  ar_record rec;
-  ar_buf inflated, canon, again;
+  record_t rec;
+  buf_t inflated, canon, again;
   int rc;
   if (size == 0) return;
-  ar_record_init(&rec);
+  record_init(&rec);
   buf_init(&inflated, UINT64_MAX);
   buf_init(&canon, UINT64_MAX);
   buf_init(&again, UINT64_MAX);
@@ -169,7 +169,7 @@ static void check_properties(const uint8_t *data, size_t size) {
     /* Deflate, then inflate: the canonical bytes of the record. */
     size_t skip = size > 2 ? 2 : size;
     uint64_t chunk = chunk_size(data, size);
-    if (ar_record_parse(&rec, data + skip, size - skip, &err) == CODEC_OK) {
+    if (record_parse(&rec, data + skip, size - skip, &err) == CODEC_OK) {
       canonical(&rec, &canon);
       rc = round_trip(&rec, chunk, data[0] >> 1, &inflated, 1, &err);
       FUZZ_CHECK(rc == CODEC_OK);
@@ -184,14 +184,14 @@ static void check_properties(const uint8_t *data, size_t size) {
     } else {
       /* What inflates is a record in canonical form, and a fixed point. */
       FUZZ_CHECK(!(data[0] & 2));
-      FUZZ_CHECK(ar_record_parse(&rec, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err) == CODEC_OK);
+      FUZZ_CHECK(record_parse(&rec, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err) == CODEC_OK);
       canonical(&rec, &canon);
       FUZZ_CHECK(fuzz_same_buf(&inflated, &canon));
       FUZZ_CHECK(round_trip(&rec, FO_CHUNK_SIZE, 1, &again, 1, &err) == CODEC_OK);
       FUZZ_CHECK(fuzz_same_buf(&again, &inflated));
     }
   }
-  ar_record_clear(&rec);
+  record_clear(&rec);
   buf_free(&inflated);
   buf_free(&canon);
   buf_free(&again);

@@ -33,7 +33,7 @@ static void check_array(const char *s, size_t n, int has_dtype, dt_dtype d) {
   int ndim, ndim2, rc, k;
   int64_t shape[NPY_MAX_DIMS], shape2[NPY_MAX_DIMS];
   uint64_t numel = 1;
-  ar_buf out, text, again;
+  buf_t out, text, again;
   codec_err err;
   buf_init(&out, FUZZ_LIMIT);
   err.msg[0] = 0;

@@ -152,7 +152,7 @@ static int ref_document(const unsigned char *s, size_t n) {
 /* --- walking with the reader ------------------------------------------------------- */
 
 static void check_string(const json_str *str) {
-  ar_buf dec;
+  buf_t dec;
   buf_init(&dec, UINT64_MAX);
   FUZZ_CHECK(json_unescape(str, &dec) == CODEC_OK);
   FUZZ_CHECK(fuzz_utf8_valid(dec.p ? dec.p : (const unsigned char *)"", (size_t)dec.n));
@@ -175,7 +175,7 @@ static void check_string(const json_str *str) {
 }
 
 /* Read one value, appending its canonical text to out. */
-static int walk(json_reader *r, ar_buf *out) {
+static int walk(json_reader *r, buf_t *out) {
   int c = json_peek(r), more, rc;
   json_str s;
   uint64_t start;
@@ -194,7 +194,7 @@ static int walk(json_reader *r, ar_buf *out) {
         if (!next) break;
         if (more) buf_putc(out, ',');
         if (c == '{') {
-          ar_buf key;
+          buf_t key;
           check_string(&s);
           buf_init(&key, UINT64_MAX);
           json_unescape(&s, &key);
@@ -207,7 +207,7 @@ static int walk(json_reader *r, ar_buf *out) {
       buf_putc(out, c == '{' ? '}' : ']');
       return CODEC_OK;
     case '"': {
-      ar_buf dec;
+      buf_t dec;
       if ((rc = json_string(r, &s)) != CODEC_OK) return rc;
       check_string(&s);
       buf_init(&dec, UINT64_MAX);
@@ -241,7 +241,7 @@ static int walk(json_reader *r, ar_buf *out) {
   }
 }
 
-static int read_document(const unsigned char *s, size_t n, ar_buf *out, codec_err *err) {
+static int read_document(const unsigned char *s, size_t n, buf_t *out, codec_err *err) {
   json_reader r;
   int rc;
   if ((rc = json_reader_init(&r, s, n, 0, "document", err)) != CODEC_OK) return rc;
@@ -271,7 +271,7 @@ static void check_position(const codec_err *err, uint64_t base, size_t n) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const unsigned char *s = size ? data : (const unsigned char *)"";
   int want = ref_document(s, size), rc;
-  ar_buf out, again;
+  buf_t out, again;
   codec_err err;
   buf_init(&out, UINT64_MAX);
   buf_init(&again, UINT64_MAX);

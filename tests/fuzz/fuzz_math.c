@@ -28,7 +28,7 @@
 __extension__ typedef __int128 i128;
 
 typedef struct arr {
-  ar_buf buf; /* the .npy */
+  buf_t buf; /* the .npy */
   npy_array a;
 } arr;
 
@@ -244,13 +244,13 @@ static unsigned char *scratch;
 
 /* Plan and run op; parse the result .npy into r (held in out). */
 FUZZ_REFERENCE
-static int run_op(const am_op *op, const npy_array *a, const npy_array *b, ar_buf *out, npy_array *r, codec_err *err) {
+static int run_op(const am_op *op, const npy_array *a, const npy_array *b, buf_t *out, npy_array *r, codec_err *err) {
   npy_array res;
   unsigned char *dst;
   int rc = am_plan(op, a, b, &res, err);
   buf_init(out, UINT64_MAX);
   if (rc) return rc;
-  FUZZ_CHECK((dst = am_begin_npy(out, &res)) != NULL);
+  FUZZ_CHECK((dst = npy_begin(out, &res)) != NULL);
   rc = am_run(op, a, b, &res, dst, scratch, err);
   if (rc) return rc;
   FUZZ_CHECK(npy_parse(out->p, out->n, r, err) == CODEC_OK);
@@ -266,7 +266,7 @@ static void check_binary(const npy_array *a, const npy_array *b) {
   int op;
   for (op = KN_ADD; op <= KN_MUL; op++) {
     am_op o = {AM_OP_BINARY, 0, 0, {0, 0}, 0, NULL};
-    ar_buf out;
+    buf_t out;
     npy_array r;
     codec_err err;
     int rc;
@@ -299,7 +299,7 @@ static void check_binary(const npy_array *a, const npy_array *b) {
 FUZZ_REFERENCE
 static void check_scale(const npy_array *a, double s) {
   am_op o = {AM_OP_SCALE, 0, 0, {0, 0}, 0, NULL};
-  ar_buf out;
+  buf_t out;
   npy_array r;
   codec_err err;
   uint64_t i;
@@ -318,7 +318,7 @@ static void check_scale(const npy_array *a, double s) {
 FUZZ_REFERENCE
 static void check_cast(const npy_array *a, dt_dtype to) {
   am_op o = {AM_OP_CAST, 0, 0, {0, 0}, 0, NULL};
-  ar_buf out;
+  buf_t out;
   npy_array r;
   codec_err err;
   uint64_t i;
@@ -349,7 +349,7 @@ FUZZ_REFERENCE
 static void check_reshape(const npy_array *a) {
   am_op o = {AM_OP_RESHAPE, 0, 0, {0, 0}, 0, NULL};
   int64_t flat = -1, rev[NPY_MAX_DIMS];
-  ar_buf out, out2;
+  buf_t out, out2;
   npy_array r, r2;
   codec_err err;
   uint64_t i;

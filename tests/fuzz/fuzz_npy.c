@@ -16,7 +16,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   npy_array a, b;
   codec_err err;
-  ar_buf out;
+  buf_t out;
   int rc, k;
   err.msg[0] = 0;
   rc = npy_parse(data, size, &a, &err);

@@ -41,15 +41,15 @@ typedef struct input {
 
 /* --- packing members into an archive -------------------------------------------- */
 
-static void put16(ar_buf *b, uint32_t v) {
+static void put16(buf_t *b, uint32_t v) {
   unsigned char x[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
   buf_append(b, x, 2);
 }
-static void put32(ar_buf *b, uint32_t v) {
+static void put32(buf_t *b, uint32_t v) {
   put16(b, v & 0xffff);
   put16(b, v >> 16);
 }
-static void put64(ar_buf *b, uint64_t v) {
+static void put64(buf_t *b, uint64_t v) {
   put32(b, (uint32_t)v);
   put32(b, (uint32_t)(v >> 32));
 }
@@ -131,7 +131,7 @@ static void pack_member(member *m, const fuzz_part *part) {
 
 static int method_of(const member *m) { return m->flags & 3 ? 8 : 0; }
 
-static void name_of(ar_buf *b, const member *m) {
+static void name_of(buf_t *b, const member *m) {
   buf_append(b, m->name, m->name_len);
   if (!(m->flags & 64)) buf_append(b, ".npy", 4);
 }
@@ -139,7 +139,7 @@ static void name_of(ar_buf *b, const member *m) {
 static uint32_t name_size(const member *m) { return (uint32_t)m->name_len + (m->flags & 64 ? 0 : 4); }
 
 /* A well-formed archive of the members, as Python's zipfile writes one. */
-static void pack(ar_buf *zip, const uint8_t *data, size_t size) {
+static void pack(buf_t *zip, const uint8_t *data, size_t size) {
   fuzz_part parts[MAX_MEMBERS];
   member m[MAX_MEMBERS];
   int n = fuzz_split(data, size, parts, MAX_MEMBERS), i, zip64_end = 0, comment = 0;
@@ -223,7 +223,7 @@ static void pack(ar_buf *zip, const uint8_t *data, size_t size) {
 }
 
 /* The archive an input stands for: itself, or packed. */
-static void archive(const uint8_t *data, size_t size, ar_buf *zip, const uint8_t **p, size_t *n) {
+static void archive(const uint8_t *data, size_t size, buf_t *zip, const uint8_t **p, size_t *n) {
   buf_init(zip, UINT64_MAX);
   if (size > 0 && data[0] == 0xB1) {
     pack(zip, data + 1, size - 1);
@@ -238,22 +238,22 @@ static void archive(const uint8_t *data, size_t size, ar_buf *zip, const uint8_t
 /* --- the pipeline ----------------------------------------------------------------- */
 
 /* Read zip[0..n) into rec (bytes), write it back stored and deflated. */
-static int read_write(const uint8_t *zip, size_t n, uint64_t limit, ar_buf *rec, ar_buf *z0, ar_buf *z1,
+static int read_write(const uint8_t *zip, size_t n, uint64_t limit, buf_t *rec, buf_t *z0, buf_t *z1,
                       codec_err *err) {
-  ar_record r;
+  record_t r;
   int rc = npz_to_record(zip, n, limit, rec, err);
   if (rc != CODEC_OK) return rc;
-  ar_record_init(&r);
-  rc = ar_record_parse(&r, rec->n ? rec->p : (const unsigned char *)"", rec->n, err);
+  record_init(&r);
+  rc = record_parse(&r, rec->n ? rec->p : (const unsigned char *)"", rec->n, err);
   if (rc == CODEC_OK) rc = npz_from_record(&r, 0, z0, err);
   if (rc == CODEC_OK) rc = npz_from_record(&r, 1, z1, err);
-  ar_record_clear(&r);
+  record_clear(&r);
   return rc;
 }
 
-static int pipeline(const void *arg, ar_buf *out) {
+static int pipeline(const void *arg, buf_t *out) {
   const input *in = arg;
-  ar_buf rec, z0, z1;
+  buf_t rec, z0, z1;
   codec_err err;
   int rc;
   buf_init(&rec, UINT64_MAX);
@@ -271,8 +271,8 @@ static int pipeline(const void *arg, ar_buf *out) {
 }
 
 static void check_properties(const uint8_t *zip, size_t n) {
-  ar_buf rec, z0, z1, again, small;
-  ar_record r;
+  buf_t rec, z0, z1, again, small;
+  record_t r;
   codec_err err;
   int rc, i;
   buf_init(&rec, UINT64_MAX);
@@ -280,7 +280,7 @@ static void check_properties(const uint8_t *zip, size_t n) {
   buf_init(&z1, UINT64_MAX);
   buf_init(&again, UINT64_MAX);
   buf_init(&small, UINT64_MAX);
-  ar_record_init(&r);
+  record_init(&r);
   err.msg[0] = 0;
   rc = read_write(zip, n, LIMIT, &rec, &z0, &z1, &err);
   if (rc != CODEC_OK) {
@@ -290,10 +290,10 @@ static void check_properties(const uint8_t *zip, size_t n) {
     if (rc == CODEC_TOOBIG) FUZZ_CHECK(strstr(err.msg, "would be") != NULL);
     goto done;
   }
-  FUZZ_CHECK(ar_record_parse(&r, rec.n ? rec.p : (const unsigned char *)"", rec.n, &err) == CODEC_OK);
+  FUZZ_CHECK(record_parse(&r, rec.n ? rec.p : (const unsigned char *)"", rec.n, &err) == CODEC_OK);
   for (i = 0; i < r.n; i++) {
     npy_array a;
-    FUZZ_CHECK(ar_item_is_numpy(&r.items[i]) && r.items[i].data.n <= LIMIT);
+    FUZZ_CHECK(record_item_is_numpy(&r.items[i]) && r.items[i].data.n <= LIMIT);
     FUZZ_CHECK(npy_parse(r.items[i].data.p, r.items[i].data.n, &a, &err) == CODEC_OK);
   }
   /* Both archives read back to the same record. */
@@ -314,7 +314,7 @@ static void check_properties(const uint8_t *zip, size_t n) {
     }
   }
 done:
-  ar_record_clear(&r);
+  record_clear(&r);
   buf_free(&rec);
   buf_free(&z0);
   buf_free(&z1);
@@ -324,7 +324,7 @@ done:
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   input in;
-  ar_buf packed;
+  buf_t packed;
   fuzz_alloc_setup();
   archive(size ? data : (const uint8_t *)"", size, &packed, &in.data, &in.size);
   check_properties(in.data, in.size);

@@ -23,21 +23,21 @@ typedef struct input {
   size_t size;
 } input;
 
-static int out_rc(int rc, const ar_buf *out) { return rc == CODEC_OK && out->rc ? out->rc : rc; }
+static int out_rc(int rc, const buf_t *out) { return rc == CODEC_OK && out->rc ? out->rc : rc; }
 
 /* Parse a record BLOB and write it as safetensors (with metadata m). */
-static int record_to_st(const ar_buf *rec_bytes, const ar_buf *m, ar_buf *file, codec_err *err) {
-  ar_record rec;
+static int record_to_st(const buf_t *rec_bytes, const buf_t *m, buf_t *file, codec_err *err) {
+  record_t rec;
   int rc;
-  ar_record_init(&rec);
-  rc = ar_record_parse(&rec, rec_bytes->n ? rec_bytes->p : (const unsigned char *)"", rec_bytes->n, err);
+  record_init(&rec);
+  rc = record_parse(&rec, rec_bytes->n ? rec_bytes->p : (const unsigned char *)"", rec_bytes->n, err);
   if (rc == CODEC_OK) rc = st_from_record(&rec, m ? (const char *)m->p : NULL, m ? m->n : 0, file, err);
-  ar_record_clear(&rec);
+  record_clear(&rec);
   return rc;
 }
 
 /* The file's record and (when it has some) metadata JSON. */
-static int st_read(const unsigned char *p, uint64_t n, st_file *f, ar_buf *rec, ar_buf *meta, codec_err *err) {
+static int st_read(const unsigned char *p, uint64_t n, st_file *f, buf_t *rec, buf_t *meta, codec_err *err) {
   int rc = st_parse(f, p, n, err);
   if (rc == CODEC_OK) rc = st_to_record(f, rec, err);
   if (rc == CODEC_OK && f->has_metadata) rc = st_metadata_json(f, meta, err);
@@ -46,10 +46,10 @@ static int st_read(const unsigned char *p, uint64_t n, st_file *f, ar_buf *rec, 
 
 /* Everything the harness runs, outputs appended to out: parse, convert,
 ** write back, parse again; and the header as a metadata argument. */
-static int pipeline(const void *arg, ar_buf *out) {
+static int pipeline(const void *arg, buf_t *out) {
   const input *in = arg;
   st_file f, g;
-  ar_buf rec, meta, file, rec2, meta2;
+  buf_t rec, meta, file, rec2, meta2;
   codec_err err;
   int rc, rc2 = CODEC_OK;
   st_file_init(&f);
@@ -67,9 +67,9 @@ static int pipeline(const void *arg, ar_buf *out) {
   buf_append(out, meta.p, meta.n);
   buf_append(out, file.p, file.n);
   if (in->size > 8) { /* the header as metadata of an empty record */
-    ar_record empty;
-    ar_buf mfile;
-    ar_record_init(&empty);
+    record_t empty;
+    buf_t mfile;
+    record_init(&empty);
     buf_init(&mfile, UINT64_MAX);
     rc2 = st_from_record(&empty, (const char *)in->data + 8, in->size - 8, &mfile, &err);
     buf_append(out, &rc2, sizeof(rc2));
@@ -96,8 +96,8 @@ static void check_parsed(const st_file *f, const uint8_t *data, size_t size) {
     const st_tensor *t = &f->t[i];
     FUZZ_CHECK(t->begin <= t->end && t->end <= f->data_len);
     FUZZ_CHECK(i == 0 ? t->begin == 0 : t->begin == f->t[i - 1].end);
-    FUZZ_CHECK(t->ndim >= 0 && t->ndim <= AR_MAX_DIMS && t->dims_off + (uint64_t)t->ndim <= f->ndims);
-    FUZZ_CHECK(ar_utf8_valid(buf_at(&f->names, t->name_off), t->name_len));
+    FUZZ_CHECK(t->ndim >= 0 && t->ndim <= RECORD_MAX_DIMS && t->dims_off + (uint64_t)t->ndim <= f->ndims);
+    FUZZ_CHECK(codec_utf8_valid(buf_at(&f->names, t->name_off), t->name_len));
   }
   FUZZ_CHECK(f->n == 0 ? f->data_len == 0 : f->t[f->n - 1].end == f->data_len);
 }
@@ -119,7 +119,7 @@ static void check_same_tensors(const st_file *f, const st_file *g) {
 
 static void check_properties(const uint8_t *data, size_t size) {
   st_file f, g, h;
-  ar_buf rec, meta, file, rec2, meta2, file2;
+  buf_t rec, meta, file, rec2, meta2, file2;
   codec_err err;
   int rc;
   st_file_init(&f);
@@ -166,9 +166,9 @@ done:
   if (size > 8) {
     /* The header bytes as a metadata argument: an object of strings is
     ** written compactly and reads back as the same object. */
-    ar_record empty;
-    ar_buf mfile, m1, m2;
-    ar_record_init(&empty);
+    record_t empty;
+    buf_t mfile, m1, m2;
+    record_init(&empty);
     buf_init(&mfile, UINT64_MAX);
     buf_init(&m1, UINT64_MAX);
     buf_init(&m2, UINT64_MAX);
