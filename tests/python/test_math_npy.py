@@ -124,13 +124,15 @@ def check_complex_product(got, want, a, b, what):
     We compute re = ar*br - ai*bi and im = ar*bi + ai*br with each product
     rounded to the result dtype, never fused, so the bits are the same on every
     CPU. Some NumPy builds fuse a product into the add (FMA), in some SIMD loops
-    only: Debian's NumPy 1.24 on AVX-512 does for an array times a () complex
-    scalar, and then its last bits depend on the CPU (with
-    NPY_DISABLE_CPU_FEATURES="AVX512F AVX512CD AVX512_SKX ..." they are ours).
+    only: Debian's NumPy 1.24 on AVX-512 does for a complex128 array times a
+    () complex scalar, and then its last bits depend on the CPU (with
+    NPY_DISABLE_CPU_FEATURES="AVX512F AVX512CD AVX512_SKX" they are ours).
     So each real and imaginary part must be, bit for bit, the unfused product
     computed here with NumPy's float multiplications (which never fuse), or
     NumPy's own result; or, only where NumPy's result is not the unfused
-    product (NumPy fused there), within 1 ulp of NumPy's."""
+    product (NumPy fused there), within 1 ulp of NumPy's. A tolerance alone
+    would not do: where ar*br and ai*bi nearly cancel, fused and unfused
+    results are many ulps apart, and a real error can be 1 ulp."""
     t = want.dtype
     assert got.dtype == t and got.shape == want.shape, what
     A, B = np.broadcast_arrays(a.astype(t), b.astype(t))
