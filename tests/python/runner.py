@@ -3,7 +3,8 @@
 Prints one line per test ("ok NAME", "FAIL NAME", "SKIP NAME reason") for
 tests/run to count. NumPy comes from Debian's python3-numpy; without it the
 NumPy cross-checks cannot run, and they are reported as SKIP loudly, never
-as passed.
+as passed. A test that cannot run here (an optional module missing, say)
+raises Skip with the reason and the install line.
 """
 import importlib
 import os
@@ -15,7 +16,13 @@ sys.path.insert(0, HERE)
 
 
 class Skip(Exception):
-    """Raise to skip a test with a reason."""
+    """Raise to skip a test with a reason (from runner import Skip): it is
+    reported as "SKIP NAME: reason", never as passed."""
+
+
+# Run as a script this module is __main__; tests importing "runner" must get
+# this very module, or their Skip would be another class and count as FAIL.
+sys.modules.setdefault("runner", sys.modules[__name__])
 
 
 def main():

@@ -1,6 +1,8 @@
 """Every example runs as a newcomer would run it: the sqlite3-shell demo and
 tour, and the Python examples (/usr/bin/python3, NumPy, matplotlib), each in
-a fresh temporary folder. The plot example must write a non-empty PNG."""
+a fresh temporary folder. The plot example must write a non-empty PNG; without
+matplotlib (an optional module) it is SKIPPED, saying how to install it."""
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -8,6 +10,7 @@ import sys
 import tempfile
 
 from arlib import ROOT, EXT
+from runner import Skip
 
 EXAMPLES = os.path.join(ROOT, "examples")
 ENV = dict(os.environ, AR_EXTENSION=EXT)
@@ -28,6 +31,13 @@ def shell_script(name):
     line = b".load ./build/arrayrecord\n"
     assert line in script, name
     return script.replace(line, b".load " + EXT.encode() + b"\n")
+
+
+def need_module(module, package):
+    """Skip the test, with the install line, when the Python that runs the
+    examples (this one) lacks an optional module."""
+    if importlib.util.find_spec(module) is None:
+        raise Skip(f"{module} is missing: install it with 'apt-get install -y {package}'")
 
 
 def sqlite3_shell():
@@ -52,19 +62,32 @@ def test_tour_sql():
     assert os.path.getsize(os.path.join(ROOT, "build", "tour-fc.weight.npy")) > 0
 
 
-def test_flower_log_then_plot():
+def flower_log(tmp, rounds):
+    """Runs examples/flower_log.py into tmp/runs.db; its output."""
+    out = run([sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", str(rounds)],
+              tmp)
+    assert "FedAvg in SQL matches NumPy in every round" in out, out
+    assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == rounds, out
+    return out
+
+
+def test_flower_log_twice_into_one_database():
     with tempfile.TemporaryDirectory() as tmp:
-        out = run([sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", "4"], tmp)
-        assert "FedAvg in SQL matches NumPy in every round" in out, out
-        assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 4, out
-        out = run([sys.executable, os.path.join(EXAMPLES, "plot_rounds.py"), "--db", "runs.db", "--out", "r.png"], tmp)
+        flower_log(tmp, 4)
+        # a second run goes into the same database as run 2
+        out = flower_log(tmp, 2)
+        assert out.startswith("run 2 "), out
+
+
+def test_flower_log_then_plot():
+    need_module("matplotlib", "python3-matplotlib")
+    with tempfile.TemporaryDirectory() as tmp:
+        flower_log(tmp, 4)
+        run([sys.executable, os.path.join(EXAMPLES, "plot_rounds.py"), "--db", "runs.db", "--out", "r.png"], tmp)
         png = os.path.join(tmp, "r.png")
         with open(png, "rb") as f:
             head = f.read(8)
         assert head == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10_000, (head, os.path.getsize(png))
-        # a second run goes into the same database as run 2
-        out = run([sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", "2"], tmp)
-        assert out.startswith("run 2 "), out
 
 
 def test_checkpoints():
