@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # sqlite-arrayrecord — build, test, demo.
 #
 #   make            build/arrayrecord.so (the loadable extension)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """FedAvg the way Flower does it, in Python, for `make bench` to compare with
 `SELECT ar_mean(rec, n) FROM updates`.
 

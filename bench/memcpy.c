@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** memcpy.c — single-core memcpy bandwidth, the yardstick `make bench`
 ** divides by. Prints two numbers in GB/s (10^9 bytes copied per second):

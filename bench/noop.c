@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** noop.c — a SQLite extension with one function, noop(x), that returns 0
 ** without looking at its argument: the baseline for metadata queries in

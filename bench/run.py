@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`make bench`: the speed targets of the array-math work, measured side by
 side in one run and printed as ratios (never asserted anywhere).
 

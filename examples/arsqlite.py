@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Small glue between NumPy and the arrayrecord SQLite extension.
 
     import arsqlite

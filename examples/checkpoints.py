@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Keep model checkpoints in SQLite: save, list, load back into NumPy, diff.
 
 A checkpoint is one row holding the model as a Flower ArrayRecord BLOB.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- examples/demo.sql — the main job end to end (run by `make demo`).
 --
 -- Three federated clients send a small MLP as Flower ArrayRecords; we keep

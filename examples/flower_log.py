@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Simulate a few federated rounds of a small model and keep everything in
 SQLite, the way a Flower server would log it.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Plot how far each layer moved per round, from a tracking database made
 with sql/schema.sql (for instance by examples/flower_log.py).
 

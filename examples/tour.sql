@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- examples/tour.sql — a walk through sqlite-arrayrecord in the sqlite3 shell.
 -- Run it whole with   sqlite3 < examples/tour.sql   (from the repository root,
 -- after make), or paste it piece by piece.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- sql/queries.sql — a cookbook of questions people ask of a federated
 -- experiment, over sql/schema.sql and sql/views.sql.
 --

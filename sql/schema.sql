@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- sql/schema.sql — a federated-learning experiment-tracking database.
 --
 -- Load the extension first (CHECK constraints call ar_valid, so writes need

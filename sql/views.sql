@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- sql/views.sql — ready-made views over sql/schema.sql.
 --
 --   .load ./build/arrayrecord

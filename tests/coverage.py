@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Line and branch coverage of src/ from a --coverage build (make coverage).
 
 Every test host is built from the sources directly, so each has its own

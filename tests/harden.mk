@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/harden.mk — hardening builds and runs, included by the Makefile:
 #
 #   make fuzz        every libFuzzer harness (tests/fuzz/fuzz_*.c) for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** array.c — record items as n-dimensional arrays (see array.h).
 */

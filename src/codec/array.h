@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** array.h — one Array of a record (dtype, shape, stype, data) seen as an
 ** n-dimensional array, whatever its stype:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** buf.h — a growable byte buffer for building results (JSON text, .npy files,
 ** record BLOBs). It remembers its first failure, so callers append freely and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** codec.h — what every pure codec (npy.c, record.c, json.c, ...) shares:
 ** return codes, the error-message buffer, the allocator hooks and a few

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** dtype.c — dtype table, NumPy-compatible names and parsing, half-precision
 ** conversion, element load and byte swapping (see dtype.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** dtype.h — the numeric dtypes we support, their names, and element access.
 **

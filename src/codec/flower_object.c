@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** flower_object.c — deflating records into Flower's object tree and
 ** inflating them back (see flower_object.h for the format).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** flower_object.h — Flower's content-addressed objects (flwr.supercore.
 ** inflatable, Flower >= 1.20): a record deflates into a tree of

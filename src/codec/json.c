@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** json.c — JSON output of strings, numbers and nested arrays, and input of
 ** shapes and nested numeric arrays (see json.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** json.h — the small amount of JSON the extension reads and writes:
 ** shapes ("[2,3]"), nested numeric arrays (npy_to_json / npy_from_json),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** json_read.c — strict, bounded JSON pull reader (see json_read.h).
 */

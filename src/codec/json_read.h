@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** json_read.h — a strict, bounded pull reader for JSON documents (RFC 8259):
 ** the safetensors header, Flower object bodies, metadata arguments.

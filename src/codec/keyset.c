@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** keyset.c — open-addressing hash set of keys (see keyset.h).
 */

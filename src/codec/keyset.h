@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** keyset.h — a hash set of byte-string keys mapping each to an int, used to
 ** find duplicate keys while parsing, merging and aggregating records. Keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** npy.c — .npy parsing and writing (see npy.h).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** npy.h — the NumPy .npy file format: parse (versions 1.0, 2.0, 3.0) into a
 ** zero-copy view, and write headers byte-identical to numpy.save.

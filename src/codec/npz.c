@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** npz.c — .npz (ZIP) reader and writer (see npz.h). Every offset read from
 ** the archive is checked against the BLOB before it is followed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** npz.h — NumPy .npz archives (np.savez / np.savez_compressed): ZIP files
 ** whose members "<key>.npy" each hold one .npy file.

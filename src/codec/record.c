@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** record.c — Flower ArrayRecord protobuf reader and canonical writer
 ** (see record.h for the message and the rules).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** record.h — Flower's ArrayRecord wire format (flwr/proto/recorddict.proto):
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** safetensors.c — safetensors reader/writer and record conversion (see
 ** safetensors.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** safetensors.h — the safetensors format (huggingface/safetensors), read and
 ** written, and its conversion to and from records.

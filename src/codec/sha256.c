@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sha256.c — SHA-256 as specified in FIPS 180-4 (see sha256.h). Written for
 ** clarity first; one compression per 64-byte block, big-endian words.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sha256.h — SHA-256 (FIPS 180-4), self-contained: Flower names every object
 ** by the hex SHA-256 of its content. Streaming: init, update any number of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** arraymath.c — whole-array arithmetic on npy_array views (see arraymath.h).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** arraymath.h — arithmetic on whole arrays (npy_array views): NumPy's type
 ** promotion, elementwise operations whose results are numpy.save-identical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** kernels.c — typed numeric loops (see kernels.h).
 **

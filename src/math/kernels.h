@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** kernels.h — typed numeric loops over blocks of elements that are already
 ** contiguous and in this machine's byte order (arraymath.c puts them there,

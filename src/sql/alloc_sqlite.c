@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** alloc_sqlite.c — maps the codecs' allocator hooks (codec.h) onto SQLite's
 ** allocator, so every byte the extension holds is counted by SQLite and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_aggregate.c — aggregates over rows of records, key by key and element
 ** by element (Flower's server-side strategies in one SQL statement):

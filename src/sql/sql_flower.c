@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_flower.c — SQL functions for Flower's content-addressed objects
 ** (flower_object.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_formats.c — SQL functions converting records to and from the file
 ** formats other tools write:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_math.c — math on single arrays (`npy` = a .npy BLOB):
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_math.h — what the array-math bindings (sql_math.c, sql_record_math.c,
 ** sql_aggregate.c, vtab_ar_stats.c) share: scratch memory and the SQL values

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_modules.h — the registration function of every SQL binding file,
 ** called in turn by sqlite3_arrayrecord_init (arrayrecord.c).

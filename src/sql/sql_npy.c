@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_npy.c — SQL functions on single arrays (`npy` = a .npy BLOB):
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_record.c — SQL functions that read records (`rec` = a Flower
 ** ArrayRecord protobuf BLOB):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_record_math.c — math on whole records, key by key (`rec` = a Flower
 ** ArrayRecord BLOB):

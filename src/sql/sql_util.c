@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_util.c — argument, error and result helpers for the SQL bindings
 ** (see sql_util.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_util.h — helpers shared by the SQL binding files: argument fetching
 ** with NULL/type handling, error reporting in the "fname: problem" form,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** vtab_ar_objects.c — the table-valued function ar_objects(rec): the objects
 ** Flower's object store holds for a record, one row each.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** vtab_ar_stats.c — the table-valued function ar_stats(rec): one row per
 ** array of a record with its summary statistics, the table to look at to spot

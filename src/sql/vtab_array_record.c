@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** vtab_array_record.c — the table-valued function array_record(rec): one row
 ** per array of a record, in order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** vtab_npy_each.c — the table-valued function npy_each(npy): one row per
 ** element, in C order, like json_each.

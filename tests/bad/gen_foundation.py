@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the malformed-input corpus for the foundation formats into
 tests/bad/: .npy files, Flower ArrayRecord protobuf records, JSON arrays and
 shapes, dtype strings; and one manifest per group of inputs that share the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the malformed-input corpus for the interop formats into tests/bad/:
 safetensors files (and metadata arguments), .npz archives, and Flower object
 sets; one manifest per group of inputs that share the functions reading

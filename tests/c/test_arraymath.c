@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_arraymath.c — whole-array operations: the block iterator over byte
 ** orders and memory orders, NumPy's promotion, result layout (order, shape,

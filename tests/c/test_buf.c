@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_buf.c — result buffers (buf_init_result): a large one starts on a
 ** 2 MiB boundary, keeps its bytes through growth, and its detached bytes are

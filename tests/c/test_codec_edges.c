@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_codec_edges.c — codec paths the SQL surface reaches rarely or not at
 ** all: element stores with out-of-range values, half-precision rounding,

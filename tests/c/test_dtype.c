@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_dtype.c — dtype parsing and naming, element load/store, byte swaps
 ** and half-precision conversion (exhaustive over all 65536 half values,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_flower_object.c — Flower object trees: JSON formatting like Python's
 ** json.dumps, deflation of the vector records into the exact objects Flower

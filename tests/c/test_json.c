@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_json.c — JSON output (shortest float digits per precision, Python
 ** repr layout, NaN/Inf strings, nested lists, empty axes, complex pairs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_json_read.c — the strict JSON pull reader: walking objects and
 ** arrays, string decoding, and the errors for malformed documents.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_kernels.c — the typed loops of kernels.c: conversions (every float16
 ** bit pattern), pairwise summation accuracy and order, NaN handling of min/max,

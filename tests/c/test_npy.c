@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_npy.c — the .npy codec: header literals in every form NumPy accepts,
 ** versions and length fields, malformed headers and payloads (with the byte

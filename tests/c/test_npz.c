@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_npz.c — the .npz codec: round trips (stored and deflated), the
 ** ZIP64 fields NumPy writes, and malformed archives: truncation, bad CRC,

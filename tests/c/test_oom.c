@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_oom.c — out-of-memory behaviour of the codecs: each parse/build path
 ** runs with the Nth allocation failing, for N = 0, 1, 2, ... until a run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_quote_key.c — keys quoted in error messages are always valid UTF-8,
 ** even when the key itself is not (messages are SQL text).

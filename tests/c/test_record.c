@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_record.c — the ArrayRecord protobuf reader under proto3 rules
 ** (unknown fields of every wire type, groups, packed and unpacked shape,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_regress.c — regression tests for defects found by fuzzing and the
 ** hardening work (tests/fuzz, tests/bad); each names what it guards.

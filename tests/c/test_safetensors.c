@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_safetensors.c — the safetensors codec: files written byte-identical
 ** to the reference implementation's own test vectors, reading back, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** unit.h — a minimal C unit-test harness for the codecs.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** unit_main.c — runs the registered C unit tests (see unit.h) and provides
 ** the codecs' allocator hooks: a counting allocator that can inject failures.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz.h — what the libFuzzer harnesses in tests/fuzz/ share: an assertion
 ** that aborts (so libFuzzer and the replay driver report it), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_dtype.c — libFuzzer harness for dtype strings (dt_parse, as used for
 ** .npy descr, record dtype fields and SQL dtype arguments) and element

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_flower.c — libFuzzer harness for Flower's content-addressed objects
 ** (flower_object.c): the object store (fo_store_add: hashes and heads), the

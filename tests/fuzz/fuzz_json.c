@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_json.c — libFuzzer harness for the JSON readers: json_parse_array
 ** (npy_from_json) and json_parse_shape (npy's shape argument). The first

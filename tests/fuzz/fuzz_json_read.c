@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_json_read.c — libFuzzer harness for the strict JSON pull reader
 ** (json_read.c), differential against a reference validator written here

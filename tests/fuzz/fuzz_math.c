@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_math.c — libFuzzer harness for the array-math layer (arraymath.c on
 ** top of kernels.c): two arrays built from the input, in any dtype pair,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_npy.c — libFuzzer harness for the .npy reader (npy_parse) and what
 ** runs on a parsed array: element offsets and loads, Fortran-to-C copies,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_npz.c — libFuzzer harness for the .npz reader (npz_to_record: the
 ** ZIP end records, ZIP64, central directory, local headers, stored and

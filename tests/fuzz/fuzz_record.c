@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_record.c — libFuzzer harness for the Flower ArrayRecord reader
 ** (record_parse) and what runs on its items: record_item_shape, array_open,

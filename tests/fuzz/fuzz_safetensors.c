@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_safetensors.c — libFuzzer harness for the safetensors reader
 ** (st_parse) and what reads a parsed file: st_to_record, st_metadata_json,

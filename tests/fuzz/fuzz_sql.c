@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_sql.c — SQL-level harness: every SQL function and table-valued
 ** function the extension registers, called on fuzzed arguments, on an

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed inputs of the fuzz harnesses for the interop formats and
 the math layer into tests/fuzz/corpus/NAME/seed_*: small safetensors files,
 .npz archives (NumPy's own np.savez / np.savez_compressed, and member lists

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** replay.c — a main() for the fuzz harnesses when they are built without
 ** libFuzzer (gcc, valgrind, coverage builds): it feeds every file named on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** badrun.c — runs the malformed-input corpus (tests/bad/NAME.manifest): every
 ** input through every SQL function that reads its format, each of which must

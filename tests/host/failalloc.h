@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** failalloc.h — an allocator for SQLite that fails on demand, shared by the
 ** out-of-memory host (oomrun.c) and the SQL fuzz harness: it wraps SQLite's

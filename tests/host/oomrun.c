@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** oomrun.c — out-of-memory injection over the SQL test files.
 **

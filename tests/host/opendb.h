@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** opendb.h — what the SQL test hosts (sqlrun, badrun) share: a fresh
 ** in-memory database with the extension loaded from ext, or, built with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sqlrun.c — the SQL test host. Runs .sql files statement by statement on an
 ** in-memory database with the extension loaded, and prints each statement

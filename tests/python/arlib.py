@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers for the Python tests: a connection with the extension loaded,
 .npy bytes from NumPy and back, and an independent encoder of Flower's
 ArrayRecord protobuf (written from the .proto, not from our C code), so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every SQL function and table the extension registers is documented in
 docs/reference.md, and every documented one exists.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Inputs for the array-math cross-checks: arrays of every dtype family, in
 both byte orders and both memory orders, with and without NaN/Inf, and the
 comparisons the tests make against NumPy.

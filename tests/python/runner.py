@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs the Python tests: every test_* function in tests/python/test_*.py.
 
 Prints one line per test ("ok NAME", "FAIL NAME", "SKIP NAME reason") for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nothing undocumented slips in: every registered SQL function and table has
 an entry in docs/reference.md with an example and its errors, and every
 entry names something registered (tests/python/check_docs.py)."""

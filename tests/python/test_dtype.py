@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dtype names: whatever np.dtype(s) makes a supported numeric dtype of, we
 read as the same dtype (npy_dtype == str(dtype), npy_descr == dtype.str);
 whatever NumPy rejects, or makes a non-numeric or long double dtype of, we

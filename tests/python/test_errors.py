@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Errors: every malformed vector through every function that reads its
 format raises "<function>: <problem>", where <problem> is exactly what
 npy_error / ar_error return; damaged inputs never crash and never pass

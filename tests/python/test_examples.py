@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every example runs as a newcomer would run it: the sqlite3-shell demo and
 tour, and the Python examples (/usr/bin/python3, NumPy, matplotlib), each in
 a fresh temporary folder. The plot example must write a non-empty PNG; without

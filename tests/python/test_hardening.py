@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the extension registers is safe to use anywhere: every SQL function
 is deterministic and innocuous (so it works in indexes, CHECK constraints,
 generated columns, and views and triggers under trusted_schema=OFF), the

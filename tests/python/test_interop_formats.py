@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """safetensors and .npz, both ways.
 
 safetensors: files written by `st_write`, a writer that follows the format

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Flower objects: ar_object_id, ar_objects, ar_inflate, npy_object_id.
 
 Checked against the objects Flower itself wrote for the vector records

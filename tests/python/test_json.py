@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """npy_to_json against arr.tolist() and NumPy's repr of each float, and
 npy_from_json round trips, range errors and dtype inference against
 np.array, for every dtype."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Aggregates over rows of records, cross-checked with Flower's FedAvg
 vectors and with NumPy: ar_mean (FedAvg) to Flower's float tolerance and to
 a float64 reference within 1e-12; ar_sum, ar_min, ar_max, ar_median,

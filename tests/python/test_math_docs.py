@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every SQL function the array-math binding files register is registered in
 the extension and has an entry in docs/reference.md (a #### heading naming
 it)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """npy_* math cross-checked with NumPy: reductions and elementwise functions
 for every dtype family, both byte orders, C and Fortran order, NaN/Inf and
 empty arrays. Elementwise results must be the very bytes np.save writes for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ar_* record math cross-checked with NumPy, key by key: results must be
 the bytes of the record NumPy's arrays make (encoded by arlib's independent
 protobuf writer), key sets must match, and errors name the key."""

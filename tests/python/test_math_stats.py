@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ar_stats(rec) cross-checked with NumPy for every dtype family, byte
 order, memory order, NaN/Inf and empty arrays."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Everything we write as .npy is byte-identical to numpy.save of the same
 array, and everything we return loads with np.load: npy(raw, dtype, shape),
 npy_from_json, ar_get of legacy raw arrays, npy_raw of C and Fortran files,

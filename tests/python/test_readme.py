@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every example in README.md and docs/reference.md runs and prints what the
 text says.
 

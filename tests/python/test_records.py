@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Records built by ar, ar_from_list, ar_set, ar_delete, ar_rename,
 ar_merge, ar_select, ar_agg and ar_agg_list: byte-identical to an
 independent encoder of Flower's protobuf (arlib.record_bytes) and to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """First cross-checks: the extension loads and reads NumPy's files."""
 import numpy as np
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sql/schema.sql, sql/views.sql and sql/queries.sql against a tracking
 database filled here with a simulated federated run whose answers are known:
 round 3 triples every client's fc2.weight (a layer whose norm jumps), and in

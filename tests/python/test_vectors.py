@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every vector made by real NumPy and real Flower (tests/data, described by
 MANIFEST.json) read through the extension and checked against the manifest
 and against np.load."""

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Every function with NULL in each argument position (NULL in -> NULL out,
 -- except where docs/reference.md says otherwise), with arguments of the wrong type
 -- (a clear error naming the function), and with empty values.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Regression tests for error reporting found while hardening (see also
 -- tests/bad for the malformed-input corpus).
 

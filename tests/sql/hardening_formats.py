@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/sql/hardening_formats.sql: unusual but valid .npy headers and
 records (built here as hex literals), planner paths of the tables, and JSON
 edge values. Run it from the repository root after changing it, then

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Unusual but valid inputs: .npy headers NumPy's reader accepts, records
 -- with unknown fields of every wire type, and planner paths of the tables.
 

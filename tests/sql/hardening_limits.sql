@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Results obey SQLITE_LIMIT_LENGTH: a result longer than the limit is
 -- SQLITE_TOOBIG ("string or blob too big"), never a truncated value. The
 -- inputs are made first; limit_length(n) (a test-host helper) then lowers

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A UTF-16 database: SQLite converts text arguments and results, so every
 -- function taking text (keys, dtypes, JSON, shapes, patterns) and returning
 -- it (JSON, names, messages) goes through that conversion.

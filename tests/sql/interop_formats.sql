@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- safetensors and .npz: ar_from_safetensors, ar_to_safetensors,
 -- ar_safetensors_metadata, ar_from_npz, ar_to_npz. Files written by NumPy and
 -- by a spec-following safetensors writer are checked in tests/python.

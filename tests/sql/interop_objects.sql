@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Flower's content-addressed objects: ar_object_id, npy_object_id,
 -- ar_objects, ar_inflate. Ids are those Flower itself computed for the
 -- vectors (tests/data/MANIFEST.json); contents are compared with the object

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Aggregates over rows of records: FedAvg (ar_mean), FedMedian (ar_median),
 -- FedTrimmedAvg (ar_trimmed_mean), ar_sum, ar_min, ar_max, ar_stack.
 

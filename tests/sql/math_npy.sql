@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- npy_* math: reductions, elementwise functions, dtypes, layouts and errors.
 -- Values are small so every expected output can be checked by hand.
 

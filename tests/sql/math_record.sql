@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- ar_* record math: key by key, results are canonical records of
 -- numpy.save-identical arrays; key sets must match.
 

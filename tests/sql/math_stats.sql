@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- ar_stats(rec): one row of statistics per array.
 SELECT * FROM ar_stats(readfile('tests/data/records/mlp_dict.pb'));
 SELECT key, dtype, shape, numel, min, max, mean, std, l2, nonfinite FROM ar_stats(readfile('tests/data/records/legacy_raw.pb'));

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Every malformed .npy vector (tests/data/bad_npy, made by NumPy's own
 -- writer and then damaged) through every function that reads a .npy: each
 -- error names the function and the problem, and npy_error gives the same

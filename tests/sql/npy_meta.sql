@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Metadata of every .npy vector made by NumPy (tests/data/npy): dtype as
 -- str(arr.dtype), descr, shape, ndim, numel, payload bytes, Fortran flag,
 -- format version. Compare with tests/data/MANIFEST.json.

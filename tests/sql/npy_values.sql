@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Element access: npy(raw, dtype, shape), npy_raw, npy_to_json,
 -- npy_from_json (1 and 2 arguments) and npy_item, on scalars, empty arrays,
 -- ndim 8, Fortran order and both byte orders.

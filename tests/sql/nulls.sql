@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- NULL in, NULL out: every function, every argument position, with the
 -- other arguments valid. The exceptions are documented: ar(), ar_from_list()
 -- and ar_merge() with no arguments build the empty record, the aggregates

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Building records: ar, ar_from_list, ar_set, ar_delete, ar_rename,
 -- ar_merge, ar_select, and the aggregates ar_agg and ar_agg_list. Every
 -- record written is canonical Flower serde bytes: rebuilding a Flower vector

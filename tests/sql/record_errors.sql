@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Every malformed record vector (tests/data/bad_records) through every
 -- function that reads a record: each error names the function and the
 -- problem (byte offset, item, key when known), and ar_error gives the same

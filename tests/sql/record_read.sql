@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Reading Flower ArrayRecord BLOBs (tests/data/records, made by Flower's
 -- serde): ar_len, ar_keys, ar_count_bytes (== Flower's count_bytes()),
 -- ar_json, ar_has, ar_get, ar_data, ar_dtype, ar_shape, ar_stype, ar_nbytes,

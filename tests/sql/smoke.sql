@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 SELECT npy_to_json(readfile('tests/data/npy/fortran_2d_f4.npy'));
 SELECT npy_to_json(readfile('tests/data/npy/special_f4.npy'));
 SELECT npy_to_json(npy_from_json('[1e300, 1.5e-7, 123456789012345680000, 0.1, 100, -0.0]'));

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The table-valued functions array_record(rec) and npy_each(npy): columns,
 -- joins against a table of records, NULL and bad arguments.
 SELECT key, position, dtype, shape, ndim, numel, stype, nbytes, length(data) FROM array_record(readfile('tests/data/records/mlp_dict.pb'));
