@@ -138,3 +138,11 @@ def test_refuses_an_older_sqlite():
     want = "error during initialization: arrayrecord: needs SQLite 9.999.0 or later, this is SQLite %s"
     assert msg == want % sqlite3.sqlite_version, msg
     assert con.execute("SELECT count(*) FROM pragma_function_list WHERE name = 'ar_mean'").fetchone() == (0,)
+
+
+def test_version_is_the_version_file():
+    """ar_version() is the VERSION file, the one place the version lives."""
+    with open(os.path.join(ROOT, "VERSION"), encoding="utf-8") as f:
+        want = f.read().strip()
+    assert connect().execute("SELECT ar_version()").fetchone() == (want,)
+    assert "version=" + want + " " in connect().execute("SELECT ar_debug()").fetchone()[0]
