@@ -9,7 +9,7 @@ covered when any host covered it). Needs only gcc's gcov.
 
 Usage: tests/coverage.py BUILD_DIR [--min-lines P] [--min-branches P]
 Prints a table per file, the total, and every uncovered line and branch
-("src/npy.c:123 line" / "src/npy.c:130 branch 2 of 4") to BUILD_DIR/uncovered.txt.
+("src/codec/npy.c:123 line" / "src/codec/npy.c:130 branch 2 of 4") to BUILD_DIR/uncovered.txt.
 Exits 1 when a --min threshold is not met.
 """
 import collections
@@ -84,7 +84,7 @@ def main():
         b_all = len(branches[src])
         b_hit = sum(1 for t in branches[src].values() if t)
         total = [total[0] + l_hit, total[1] + l_all, total[2] + b_hit, total[3] + b_all]
-        print("%-28s %4d/%-4d %6.1f%% %5d/%-5d %6.1f%%" % (src, l_hit, l_all, pct(l_hit, l_all), b_hit, b_all,
+        print("%-34s %4d/%-4d %6.1f%% %5d/%-5d %6.1f%%" % (src, l_hit, l_all, pct(l_hit, l_all), b_hit, b_all,
                                                          pct(b_hit, b_all)))
         for ln in sorted(n for n, c in lines[src].items() if c == 0):
             uncovered.append("%s:%d line" % (src, ln))
@@ -93,7 +93,7 @@ def main():
             if not taken:
                 uncovered.append("%s:%d branch %d of %d" % (src, ln, idx + 1, per_line[ln]))
     lp, bp = pct(total[0], total[1]), pct(total[2], total[3])
-    print("%-28s %4d/%-4d %6.1f%% %5d/%-5d %6.1f%%" % ("TOTAL", total[0], total[1], lp, total[2], total[3], bp))
+    print("%-34s %4d/%-4d %6.1f%% %5d/%-5d %6.1f%%" % ("TOTAL", total[0], total[1], lp, total[2], total[3], bp))
     out = os.path.join(build, "uncovered.txt")
     with open(out, "w") as f:
         f.write("\n".join(uncovered) + "\n")
