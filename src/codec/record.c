@@ -6,137 +6,13 @@
 #include "codec/record.h"
 
 #include "codec/keyset.h"
+#include "codec/pb.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* protobuf wire types */
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
-
-#define PB_MAX_GROUP_DEPTH 64
-
-/* A bounded reader over blob[pos..end); offsets are absolute in the blob so
-** messages can point at the byte. */
-typedef struct pb_reader {
-  const unsigned char *blob;
-  uint64_t pos, end;
-} pb_reader;
-
-enum { PB_OK = 0, PB_TRUNCATED, PB_VARINT_TOO_LONG };
-
-static int pb_varint(pb_reader *r, uint64_t *out) {
-  uint64_t v = 0;
-  int shift;
-  for (shift = 0; shift < 70; shift += 7) {
-    unsigned char b;
-    if (r->pos >= r->end) return PB_TRUNCATED;
-    b = r->blob[r->pos++];
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *out = v;
-      return PB_OK;
-    }
-  }
-  return PB_VARINT_TOO_LONG;
-}
-
-/* Context for messages: " (item 3, key 'fc.weight')" or " (item 3)". */
-typedef struct pb_ctx {
-  codec_err *err;
-  int item;           /* -1 outside items */
-  const record_item *cur; /* the item being parsed, for its key */
-} pb_ctx;
-
-static int pb_error(const pb_ctx *ctx, int code, const char *what, uint64_t at) {
-  char where[CODEC_QUOTE_MAX + 40];
-  where[0] = 0;
-  if (ctx->item >= 0) {
-    if (ctx->cur) {
-      char q[CODEC_QUOTE_MAX];
-      codec_quote(q, sizeof(q), ctx->cur->key.p, ctx->cur->key.n);
-      snprintf(where, sizeof(where), " (item %d, key '%s')", ctx->item, q);
-    } else {
-      snprintf(where, sizeof(where), " (item %d)", ctx->item);
-    }
-  }
-  return codec_fail(ctx->err, code, "%s at byte %llu%s", what, (unsigned long long)at, where);
-}
-
-static int pb_read_error(const pb_ctx *ctx, int rc, const pb_reader *r, uint64_t start) {
-  if (rc == PB_VARINT_TOO_LONG) return pb_error(ctx, CODEC_CORRUPT, "record blob has a varint longer than 10 bytes", start);
-  return pb_error(ctx, CODEC_CORRUPT, "record blob truncated", r->end);
-}
-
-/* Read a field tag; field 0 and wire types 6/7 are invalid. */
-static int pb_tag(pb_reader *r, const pb_ctx *ctx, uint64_t *field, int *wt) {
-  uint64_t start = r->pos, tag;
-  int rc = pb_varint(r, &tag);
-  if (rc) return pb_read_error(ctx, rc, r, start);
-  *field = tag >> 3;
-  *wt = (int)(tag & 7);
-  if (*field == 0 || *field > 536870911u) return pb_error(ctx, CODEC_CORRUPT, "record blob has an invalid field number", start);
-  if (*wt > WT_I32) {
-    char what[64];
-    snprintf(what, sizeof(what), "record blob has invalid wire type %d", *wt);
-    return pb_error(ctx, CODEC_CORRUPT, what, start);
-  }
-  return CODEC_OK;
-}
-
-/* A length-delimited payload: returns its [start, start+len) in *span. */
-static int pb_len(pb_reader *r, const pb_ctx *ctx, uint64_t *start, uint64_t *len) {
-  uint64_t at = r->pos;
-  int rc = pb_varint(r, len);
-  if (rc) return pb_read_error(ctx, rc, r, at);
-  if (*len > r->end - r->pos) {
-    return pb_error(ctx, CODEC_CORRUPT, "record blob truncated", r->end);
-  }
-  *start = r->pos;
-  r->pos += *len;
-  return CODEC_OK;
-}
-
-/* Skip one field of an unknown number; groups are skipped to their end.
-** tag_at is where the field's tag starts, for messages. */
-static int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, uint64_t tag_at) {
-  uint64_t at = r->pos, v, s, len;
-  int rc;
-  switch (wt) {
-    case WT_VARINT:
-      rc = pb_varint(r, &v);
-      return rc ? pb_read_error(ctx, rc, r, at) : CODEC_OK;
-    case WT_I64:
-    case WT_I32: {
-      uint64_t size = wt == WT_I64 ? 8 : 4;
-      if (size > r->end - r->pos) return pb_error(ctx, CODEC_CORRUPT, "record blob truncated", r->end);
-      r->pos += size;
-      return CODEC_OK;
-    }
-    case WT_LEN:
-      return pb_len(r, ctx, &s, &len);
-    case WT_SGROUP:
-      if (depth >= PB_MAX_GROUP_DEPTH) return pb_error(ctx, CODEC_CORRUPT, "record blob nests groups too deeply", tag_at);
-      for (;;) {
-        uint64_t f, inner_at = r->pos;
-        int w;
-        if (r->pos >= r->end) return pb_error(ctx, CODEC_CORRUPT, "record blob truncated inside a group", r->end);
-        if ((rc = pb_tag(r, ctx, &f, &w)) != CODEC_OK) return rc;
-        if (w == WT_EGROUP) {
-          if (f != field) return pb_error(ctx, CODEC_CORRUPT, "record blob has a mismatched end-group", inner_at);
-          return CODEC_OK;
-        }
-        if ((rc = pb_skip(r, ctx, f, w, depth + 1, inner_at)) != CODEC_OK) return rc;
-      }
-    default: /* WT_EGROUP without a start */
-      return pb_error(ctx, CODEC_CORRUPT, "record blob has an unexpected end-group", tag_at);
-  }
-}
-
-static int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at) {
-  char what[96];
-  snprintf(what, sizeof(what), "record blob has wrong wire type %d for %s", wt, field);
-  return pb_error(ctx, CODEC_CORRUPT, what, at);
-}
+/* What reader errors call the bytes. */
+#define RECORD_BLOB "record blob"
 
 /* Shape entries: one varint (unpacked) or a packed run. Counts them into
 ** *ndim and, when out is non-NULL, stores them. */
@@ -168,11 +44,11 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, rec
     int wt;
     if ((rc = pb_tag(&r, ctx, &field, &wt)) != CODEC_OK) return rc;
     if (field == 2) { /* shape */
-      if (wt == WT_VARINT) {
+      if (wt == PB_WT_VARINT) {
         uint64_t v, vat = r.pos;
         if ((rc = pb_varint(&r, &v)) != PB_OK) return pb_read_error(ctx, rc, &r, vat);
         if ((rc = pb_shape_value(v, ctx, vat, &it->ndim, shape_out)) != CODEC_OK) return rc;
-      } else if (wt == WT_LEN) {
+      } else if (wt == PB_WT_LEN) {
         pb_reader packed;
         if ((rc = pb_len(&r, ctx, &s, &len)) != CODEC_OK) return rc;
         packed.blob = blob;
@@ -188,7 +64,7 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, rec
       }
     } else if (field == 1 || field == 3 || field == 4) {
       codec_span *dst = field == 1 ? &it->dtype : field == 3 ? &it->stype : &it->data;
-      if (wt != WT_LEN) {
+      if (wt != PB_WT_LEN) {
         return pb_wrong_type(ctx, field == 1 ? "Array.dtype" : field == 3 ? "Array.stype" : "Array.data", wt, at);
       }
       if ((rc = pb_len(&r, ctx, &s, &len)) != CODEC_OK) return rc;
@@ -212,18 +88,18 @@ static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, reco
   it->key.p = it->dtype.p = it->stype.p = it->data.p = empty_bytes;
   it->msg.p = blob + start;
   it->msg.n = end - start;
-  ctx->cur = NULL; /* the key is not known until field 1 is read */
+  ctx->key.p = NULL; /* the key is not known until field 1 is read */
   while (r.pos < r.end) {
     uint64_t field, at = r.pos, s, len;
     int wt;
     if ((rc = pb_tag(&r, ctx, &field, &wt)) != CODEC_OK) return rc;
     if (field == 1 || field == 2) {
-      if (wt != WT_LEN) return pb_wrong_type(ctx, field == 1 ? "Item.key" : "Item.value", wt, at);
+      if (wt != PB_WT_LEN) return pb_wrong_type(ctx, field == 1 ? "Item.key" : "Item.value", wt, at);
       if ((rc = pb_len(&r, ctx, &s, &len)) != CODEC_OK) return rc;
       if (field == 1) {
         it->key.p = blob + s;
         it->key.n = len;
-        ctx->cur = it;
+        ctx->key = it->key;
       } else if ((rc = pb_array(blob, s, s + len, it, ctx, NULL)) != CODEC_OK) {
         return rc;
       }
@@ -232,10 +108,10 @@ static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, reco
     }
   }
   if (!codec_utf8_valid(it->key.p, it->key.n)) {
-    ctx->cur = NULL; /* the key is not printable */
+    ctx->key.p = NULL; /* the key is not printable */
     return pb_error(ctx, CODEC_CORRUPT, "record key is not valid UTF-8", start);
   }
-  ctx->cur = it;
+  ctx->key = it->key;
   if (!codec_utf8_valid(it->dtype.p, it->dtype.n)) return pb_error(ctx, CODEC_CORRUPT, "record dtype is not valid UTF-8", start);
   if (!codec_utf8_valid(it->stype.p, it->stype.n)) return pb_error(ctx, CODEC_CORRUPT, "record stype is not valid UTF-8", start);
   return CODEC_OK;
@@ -245,14 +121,14 @@ int record_item_shape(const record_item *item, int64_t *shape) {
   /* Rescan the item: every `value` occurrence contributes its shape fields,
   ** in order (protobuf merge semantics). The item parsed once already. */
   pb_reader r = {item->msg.p, 0, item->msg.n};
-  pb_ctx ctx = {NULL, -1, NULL};
+  pb_ctx ctx = {NULL, RECORD_BLOB, -1, {NULL, 0}};
   record_item scratch;
   memset(&scratch, 0, sizeof(scratch));
   while (r.pos < r.end) {
     uint64_t field, s, len;
     int wt;
     if (pb_tag(&r, &ctx, &field, &wt) != CODEC_OK) break;
-    if (field == 2 && wt == WT_LEN) {
+    if (field == 2 && wt == PB_WT_LEN) {
       if (pb_len(&r, &ctx, &s, &len) != CODEC_OK) break;
       if (pb_array(item->msg.p, s, s + len, &scratch, &ctx, shape) != CODEC_OK) break;
     } else if (pb_skip(&r, &ctx, field, wt, 0, 0) != CODEC_OK) {
@@ -328,14 +204,14 @@ static int check_unique_keys(const record_t *rec, codec_err *err) {
 ** so the message can name it. Returns 1 and sets it->key when found. */
 static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64_t n, record_item *it) {
   pb_reader r = {blob, len_at, n};
-  pb_ctx quiet = {NULL, -1, NULL};
+  pb_ctx quiet = {NULL, RECORD_BLOB, -1, {NULL, 0}};
   uint64_t len, field, s;
   int wt, found = 0;
   if (pb_varint(&r, &len) != PB_OK) return 0;
   while (r.pos < r.end) {
     uint64_t at = r.pos;
     if (pb_tag(&r, &quiet, &field, &wt) != CODEC_OK) break;
-    if (field == 1 && wt == WT_LEN) {
+    if (field == 1 && wt == PB_WT_LEN) {
       if (pb_len(&r, &quiet, &s, &len) != CODEC_OK) break;
       if (!codec_utf8_valid(blob + s, len)) break;
       it->key.p = blob + s;
@@ -350,25 +226,25 @@ static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64
 
 int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
   pb_reader r = {blob, 0, n};
-  pb_ctx ctx = {err, -1, NULL};
+  pb_ctx ctx = {err, RECORD_BLOB, -1, {NULL, 0}};
   int rc;
   rec->n = 0;
   while (r.pos < r.end) {
     uint64_t field, at = r.pos, s, len;
     int wt;
     ctx.item = -1;
-    ctx.cur = NULL;
+    ctx.key.p = NULL;
     if ((rc = pb_tag(&r, &ctx, &field, &wt)) != CODEC_OK) return rc;
     if (field == 1) {
       record_item *it;
       ctx.item = rec->n;
-      if (wt != WT_LEN) return pb_wrong_type(&ctx, "ArrayRecord.items", wt, at);
+      if (wt != PB_WT_LEN) return pb_wrong_type(&ctx, "ArrayRecord.items", wt, at);
       s = r.pos;
       if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) {
         record_item partial;
         memset(&partial, 0, sizeof(partial));
         if (rc == CODEC_CORRUPT && peek_truncated_key(blob, s, n, &partial)) {
-          ctx.cur = &partial;
+          ctx.key = partial.key;
           return pb_error(&ctx, CODEC_CORRUPT, "record blob truncated", n);
         }
         return rc;
@@ -396,80 +272,48 @@ int record_item_is_numpy(const record_item *item) {
          memcmp(item->stype.p, RECORD_STYPE_NUMPY, sizeof(RECORD_STYPE_NUMPY) - 1) == 0;
 }
 
-/* --- UTF-8 ------------------------------------------------------------------- */
-
 /* --- writing ------------------------------------------------------------------ */
-
-static unsigned varint_size(uint64_t v) {
-  unsigned n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
-}
-
-static void put_varint(buf_t *out, uint64_t v) {
-  unsigned char tmp[10];
-  unsigned n = 0;
-  while (v >= 0x80) {
-    tmp[n++] = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  tmp[n++] = (unsigned char)v;
-  buf_append(out, tmp, n);
-}
-
-/* A length-delimited field, omitted when empty (proto3 default). */
-static uint64_t len_field_size(uint64_t len) { return len ? 1 + varint_size(len) + len : 0; }
 
 static uint64_t packed_shape_size(const record_item_spec *spec) {
   uint64_t n = 0;
   int k;
-  for (k = 0; k < spec->ndim; k++) n += varint_size((uint64_t)spec->shape[k]);
+  for (k = 0; k < spec->ndim; k++) n += pb_varint_size((uint64_t)spec->shape[k]);
   return n;
 }
 
 static uint64_t array_size(const record_item_spec *spec) {
-  return len_field_size(spec->dtype.n) + len_field_size(packed_shape_size(spec)) +
-         len_field_size(spec->stype.n) + len_field_size(spec->data_head.n + spec->data.n);
+  return pb_len_field_size(spec->dtype.n) + pb_len_field_size(packed_shape_size(spec)) +
+         pb_len_field_size(spec->stype.n) + pb_len_field_size(spec->data_head.n + spec->data.n);
 }
 
 static uint64_t item_body_size(const record_item_spec *spec) {
   uint64_t arr = array_size(spec);
-  return len_field_size(spec->key.n) + 1 + varint_size(arr) + arr;
+  return pb_len_field_size(spec->key.n) + 1 + pb_varint_size(arr) + arr;
 }
 
 uint64_t record_item_encoded_size(const record_item_spec *spec) {
   uint64_t body = item_body_size(spec);
-  return 1 + varint_size(body) + body;
-}
-
-static void put_len_field(buf_t *out, unsigned char tag, const unsigned char *p, uint64_t n) {
-  if (!n) return;
-  buf_putc(out, (char)tag);
-  put_varint(out, n);
-  buf_append(out, p, n);
+  return 1 + pb_varint_size(body) + body;
 }
 
 void record_write_item_head(buf_t *out, const record_item_spec *spec) {
   uint64_t shape_len = packed_shape_size(spec), data_len = spec->data_head.n + spec->data.n;
   int k;
   buf_putc(out, 0x0a); /* ArrayRecord.items */
-  put_varint(out, item_body_size(spec));
-  put_len_field(out, 0x0a, spec->key.p, spec->key.n); /* Item.key */
+  pb_put_varint(out, item_body_size(spec));
+  pb_put_len_field(out, 0x0a, spec->key.p, spec->key.n); /* Item.key */
   buf_putc(out, 0x12);                                 /* Item.value, always present */
-  put_varint(out, array_size(spec));
-  put_len_field(out, 0x0a, spec->dtype.p, spec->dtype.n); /* Array.dtype */
+  pb_put_varint(out, array_size(spec));
+  pb_put_len_field(out, 0x0a, spec->dtype.p, spec->dtype.n); /* Array.dtype */
   if (shape_len) {                                         /* Array.shape, packed */
     buf_putc(out, 0x12);
-    put_varint(out, shape_len);
-    for (k = 0; k < spec->ndim; k++) put_varint(out, (uint64_t)spec->shape[k]);
+    pb_put_varint(out, shape_len);
+    for (k = 0; k < spec->ndim; k++) pb_put_varint(out, (uint64_t)spec->shape[k]);
   }
-  put_len_field(out, 0x1a, spec->stype.p, spec->stype.n); /* Array.stype */
+  pb_put_len_field(out, 0x1a, spec->stype.p, spec->stype.n); /* Array.stype */
   if (data_len) { /* Array.data: tag and length; the bytes follow */
     buf_putc(out, 0x22);
-    put_varint(out, data_len);
+    pb_put_varint(out, data_len);
   }
 }
 

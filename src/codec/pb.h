@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** pb.h — the protobuf wire format as Flower's codecs read and write it
+** (ArrayRecord, and the RecordDict family): a bounded reader whose errors
+** name the byte, the item and its key, and the writer's varint and
+** length-delimited field helpers.
+**
+** Reading follows proto3: fields in any order, unknown fields of any wire
+** type skipped (groups to their end, nested at most PB_MAX_GROUP_DEPTH),
+** field 0 and wire types 6/7 rejected. Offsets are absolute in the blob so
+** messages can point at the byte.
+*/
+#ifndef AR_PB_H
+#define AR_PB_H
+
+#include "codec/buf.h"
+
+/* protobuf wire types */
+enum { PB_WT_VARINT = 0, PB_WT_I64 = 1, PB_WT_LEN = 2, PB_WT_SGROUP = 3, PB_WT_EGROUP = 4, PB_WT_I32 = 5 };
+
+#define PB_MAX_GROUP_DEPTH 64
+
+/* A bounded reader over blob[pos..end). */
+typedef struct pb_reader {
+  const unsigned char *blob;
+  uint64_t pos, end;
+} pb_reader;
+
+enum { PB_OK = 0, PB_TRUNCATED, PB_VARINT_TOO_LONG };
+
+/* The next varint: PB_OK, PB_TRUNCATED or PB_VARINT_TOO_LONG (no message). */
+int pb_varint(pb_reader *r, uint64_t *out);
+
+/* Where a reader is, for messages: "<blob> truncated at byte 812 (item 3,
+** key 'fc.weight')". blob names the bytes ("record blob"); item is -1
+** outside items; key.p is NULL while the item's key is not known (or not
+** printable). err NULL: no message (a quiet probe). */
+typedef struct pb_ctx {
+  codec_err *err;
+  const char *blob;
+  int item;
+  codec_span key;
+} pb_ctx;
+
+/* codec_fail with "<what> at byte <at>" and the item's place; returns code. */
+int pb_error(const pb_ctx *ctx, int code, const char *what, uint64_t at);
+/* "<blob> truncated" / "<blob> has a varint longer than 10 bytes" for a
+** pb_varint result rc, read from `start`. Returns CODEC_CORRUPT. */
+int pb_read_error(const pb_ctx *ctx, int rc, const pb_reader *r, uint64_t start);
+/* A field tag. */
+int pb_tag(pb_reader *r, const pb_ctx *ctx, uint64_t *field, int *wt);
+/* A length-delimited payload: its [start, start + len) in the blob. */
+int pb_len(pb_reader *r, const pb_ctx *ctx, uint64_t *start, uint64_t *len);
+/* Skip one field (tag already read at tag_at); depth counts nested groups. */
+int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, uint64_t tag_at);
+/* "<blob> has wrong wire type <wt> for <field>". */
+int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at);
+
+/* --- writing (canonical: what protobuf's own serializer writes) ----------- */
+
+unsigned pb_varint_size(uint64_t v);
+void pb_put_varint(buf_t *out, uint64_t v);
+/* A length-delimited field with a one-byte tag: its size, and the field,
+** both nothing when len is 0 (proto3 omits defaults). */
+uint64_t pb_len_field_size(uint64_t len);
+void pb_put_len_field(buf_t *out, unsigned char tag, const unsigned char *p, uint64_t n);
+
+#endif
