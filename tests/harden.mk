@@ -116,7 +116,8 @@ doccheck: $(EXT)
 # Concurrency (tests/host/stress.c): 8 threads, one connection each, on one
 # WAL file and over a shared cache; make test runs it briefly (tests/run
 # stress). `make tsan` builds the library and the host with ThreadSanitizer
-# (build/tsan) and runs it for TSAN_SECONDS per variant; any report fails.
+# (build/tsan) and runs it for TSAN_SECONDS per variant, the third loading the
+# TSan-built .so into every connection at once; any report fails.
 .PHONY: tsan
 hosts: $(BUILD)/stress
 $(BUILD)/stress: tests/host/stress.c include/arrayrecord.h $(LIB)
@@ -128,6 +129,6 @@ TSAN_SECONDS ?= 10
 # they crash; one portable copy of each kernel is raced just the same.
 TSAN_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=thread -DAR_NO_CLONES
 tsan:
-	@$(MAKE) --no-print-directory BUILD=build/tsan CC=$(SAN_CC) CFLAGS="$(TSAN_FLAGS)" build/tsan/stress
-	@TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/host/tsan.supp" \
+	@$(MAKE) --no-print-directory BUILD=build/tsan CC=$(SAN_CC) CFLAGS="$(TSAN_FLAGS)" build/tsan/stress build/tsan/arrayrecord.so
+	@STRESS_EXT=build/tsan/arrayrecord TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/host/tsan.supp" \
 	  build/tsan/stress $(TSAN_SECONDS)

@@ -10,7 +10,9 @@
 ** Two variants, SECONDS each: "wal" (one connection per thread on a WAL
 ** file; half SQLITE_OPEN_FULLMUTEX, half SQLITE_OPEN_NOMUTEX) and
 ** "shared_cache" (the same over a shared cache, where conflicts are
-** SQLITE_LOCKED and are waited out with sqlite3_unlock_notify).
+** SQLITE_LOCKED and are waited out with sqlite3_unlock_notify). With
+** STRESS_EXT=path/to/arrayrecord a third, "loadable": every thread loads
+** the extension library into its own connection, at the same time.
 **
 ** Every result is checked: queries over the table "fixed", written before
 ** the threads start, must return exactly what they returned single-threaded;
@@ -38,7 +40,8 @@
 #define FIXED_ROWS 12
 #define MAX_ERRORS_SHOWN 5
 
-static int shared_cache; /* set before the threads start, read-only after */
+static int shared_cache;        /* set before the threads start, read-only after */
+static const char *ext_path;    /* the loadable variant: load this library */
 
 /* ---- results as one text value ---------------------------------------- */
 
@@ -238,6 +241,16 @@ static sqlite3 *open_conn(const char *uri, int id, stats *s) {
   }
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_handler(db, busy_handler, s);
+  if (ext_path) {
+    char *err = NULL;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 1, NULL);
+    if (sqlite3_load_extension(db, ext_path, "sqlite3_arrayrecord_init", &err) != SQLITE_OK) {
+      fail(s, "load_extension", err ? err : "?");
+      sqlite3_free(err);
+      sqlite3_close(db);
+      return NULL;
+    }
+  }
   return db;
 }
 
@@ -444,10 +457,16 @@ int main(int argc, char **argv) {
   int failed = variant("wal", dir, seconds);
   shared_cache = 1;
   failed += variant("shared_cache", dir, seconds);
+  if ((ext_path = getenv("STRESS_EXT")) != NULL && *ext_path) {
+    shared_cache = 0;
+    sqlite3_reset_auto_extension(); /* the library's own copy this time */
+    failed += variant("loadable", dir, seconds);
+  }
   if (!failed && dir == tmpl) { /* keep the files of a failed run to look at */
     char p[4200];
-    const char *names[] = {"wal.db", "wal.db-wal", "wal.db-shm", "shared_cache.db", "shared_cache.db-wal",
-                           "shared_cache.db-shm"};
+    const char *names[] = {"wal.db",          "wal.db-wal",          "wal.db-shm",          "shared_cache.db",
+                           "shared_cache.db-wal", "shared_cache.db-shm", "loadable.db", "loadable.db-wal",
+                           "loadable.db-shm"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       snprintf(p, sizeof p, "%s/%s", dir, names[i]);
       unlink(p);
