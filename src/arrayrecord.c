@@ -74,10 +74,34 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     vtab_ar_stats_register,
 };
 
+/* SQLITE_EXTENSION_INIT2 is a plain store to the library's global
+** sqlite3_api on every load, and connections load the library on several
+** threads at once while others already call through the pointer: a data
+** race (make tsan reports it). Every load from one SQLite passes the same
+** table, so it is published once, atomically; later loads only read it.
+** Returns 0 when another SQLite library in the process got there first. */
+static int publish_api(const sqlite3_api_routines *pApi) {
+#if !defined(SQLITE_CORE) && defined(__GNUC__)
+  /* a plain atomic load first: TSan counts even a failed exchange as a write */
+  const sqlite3_api_routines *seen = __atomic_load_n(&sqlite3_api, __ATOMIC_ACQUIRE);
+  if (seen == NULL && __atomic_compare_exchange_n(&sqlite3_api, &seen, pApi, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return 1;
+  return seen == pApi;
+#else
+  SQLITE_EXTENSION_INIT2(pApi);
+  return 1;
+#endif
+}
+
 int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
   size_t i;
   int rc;
-  SQLITE_EXTENSION_INIT2(pApi);
+  if (!publish_api(pApi)) {
+    /* its functions would call into the other library with this db */
+    if (pzErrMsg && pApi)
+      *pzErrMsg = pApi->mprintf("arrayrecord: already loaded by another SQLite library in this process");
+    return SQLITE_ERROR;
+  }
   /* Registering on an older SQLite would fail on flags it does not know
   ** (SQLITE_INNOCUOUS) with a less helpful message, or not at all. */
   if (sqlite3_libversion_number() < AR_SQLITE_MIN_NUMBER) {

@@ -112,3 +112,23 @@ coverage: build/sqlrun
 
 doccheck: $(EXT)
 	@AR_EXTENSION=$(EXT) $(PYTHON) tests/python/check_docs.py
+
+# Concurrency (tests/host/stress.c): 8 threads, one connection each, on one
+# WAL file and over a shared cache; make test runs it briefly (tests/run
+# stress). `make tsan` builds the library and the host with ThreadSanitizer
+# (build/tsan) and runs it for TSAN_SECONDS per variant, the third loading the
+# TSan-built .so into every connection at once; any report fails.
+.PHONY: tsan
+hosts: $(BUILD)/stress
+$(BUILD)/stress: tests/host/stress.c include/arrayrecord.h $(LIB)
+	$(CC) $(WARN) $(CFLAGS) -pthread -Iinclude -o $@ tests/host/stress.c $(LIB) -lsqlite3 $(LIBS)
+
+TSAN_SECONDS ?= 10
+# AR_NO_CLONES: the kernels' ifunc resolvers (src/math/kernels.c) run while
+# the loader relocates, before the TSan runtime is set up, and instrumented
+# they crash; one portable copy of each kernel is raced just the same.
+TSAN_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=thread -DAR_NO_CLONES
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan CC=$(SAN_CC) CFLAGS="$(TSAN_FLAGS)" build/tsan/stress build/tsan/arrayrecord.so
+	@STRESS_EXT=build/tsan/arrayrecord TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/host/tsan.supp" \
+	  build/tsan/stress $(TSAN_SECONDS)
