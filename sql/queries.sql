@@ -2,11 +2,22 @@
 -- sql/queries.sql — a cookbook of questions people ask of a federated
 -- experiment, over sql/schema.sql and sql/views.sql.
 --
--- Each recipe starts with a "-- name:" line. Parameters are named; in the
--- sqlite3 shell set them first, e.g.
+-- Each recipe starts with a "-- name:" line. Parameters are named:
+--   :run      a run (every recipe)
+--   :round    a round (largest_updates, export_layer)
+--   :key      a layer's key in the record (export_layer)
+--   :round_a  :round_b   the two rounds to compare (diff_checkpoints)
+-- In the sqlite3 shell set them first, e.g.
 --   .param set :run 1
 --   .param set :round 3
 -- From Python pass a dict: con.execute(sql, {"run": 1, "round": 3}).
+-- A parameter left unset is NULL, which would match no row and print
+-- nothing; instead each recipe stops with "JSON path error near 'parameter
+-- :run is not set'": its WHERE clause starts with a constant guard,
+--   coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+-- that SQLite evaluates once before reading any row, and that raises (the
+-- text is an invalid JSON path) only when the parameter is NULL. Plain SQL,
+-- so it works in any SQLite (RAISE() exists in triggers only).
 
 -- name: layer_norm_jumps
 -- Which layer's weights jumped? The L2 norm of every layer of the global
@@ -14,7 +25,8 @@
 WITH norms AS (
   SELECT g.run, g.round, a.key, npy_norm(ar_get(g.rec, a.key)) AS norm
   FROM global_models AS g, array_record(g.rec) AS a
-  WHERE g.run = :run
+  WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+    AND g.run = :run
 ), steps AS (
   SELECT run, round, key, norm,
          lag(norm) OVER (PARTITION BY run, key ORDER BY round) AS previous
@@ -32,14 +44,16 @@ ORDER BY ratio DESC;
 SELECT round, client, round(update_norm, 4) AS update_norm,
        round(cosine_to_global_update, 4) AS cosine
 FROM client_update_stats
-WHERE run = :run AND cosine_to_global_update < 0
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+  AND run = :run AND cosine_to_global_update < 0
 ORDER BY cosine_to_global_update;
 
 -- name: largest_updates
 -- The largest client updates of a round, layer by layer.
 SELECT client, key, round(update_norm, 4) AS update_norm
 FROM layer_update_norms
-WHERE run = :run AND round = :round
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round, json_extract('{}', 'parameter :round is not set')) IS NOT NULL
+  AND run = :run AND round = :round
 ORDER BY update_norm DESC
 LIMIT 5;
 
@@ -48,7 +62,8 @@ LIMIT 5;
 -- (writefile is the sqlite3 shell's; the file goes to the current directory).
 SELECT writefile(:key || '-round' || round || '.npy', ar_get(rec, :key)) AS bytes_written
 FROM global_models
-WHERE run = :run AND round = :round;
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round, json_extract('{}', 'parameter :round is not set')) IS NOT NULL AND coalesce(:key, json_extract('{}', 'parameter :key is not set')) IS NOT NULL
+  AND run = :run AND round = :round;
 
 -- name: diff_checkpoints
 -- What changed between two checkpoints? Per layer: L2 of the difference,
@@ -58,7 +73,8 @@ SELECT s.key, round(s.l2, 6) AS l2_of_difference,
        round(max(abs(s.min), abs(s.max)), 6) AS max_abs_change,
        npy_allclose(ar_get(b.rec, s.key), ar_get(a.rec, s.key)) AS allclose
 FROM global_models AS a, global_models AS b, ar_stats(ar_sub(b.rec, a.rec)) AS s
-WHERE a.run = :run AND a.round = :round_a AND b.run = :run AND b.round = :round_b
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round_a, json_extract('{}', 'parameter :round_a is not set')) IS NOT NULL AND coalesce(:round_b, json_extract('{}', 'parameter :round_b is not set')) IS NOT NULL
+  AND a.run = :run AND a.round = :round_a AND b.run = :run AND b.round = :round_b
 ORDER BY s.l2 DESC;
 
 -- name: fedavg_check
@@ -68,13 +84,16 @@ SELECT f.round, f.clients, f.num_examples,
        ar_allclose(f.rec, g.rec, 1e-5, 1e-6) AS matches_stored_global_model
 FROM round_fedavg AS f
 JOIN global_models AS g USING (run, round)
-WHERE f.run = :run
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+  AND f.run = :run
 ORDER BY f.round;
 
 -- name: shrink_to_float16
 -- Shrink the stored global models of a run to float16 (floating arrays
 -- only; integer arrays keep their dtype). Bytes before and after:
 SELECT sum(length(rec)) AS bytes_before, sum(length(ar_cast(rec, 'float16'))) AS bytes_after
-FROM global_models WHERE run = :run;
+FROM global_models
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+  AND run = :run;
 -- and to do it (uncomment):
 -- UPDATE global_models SET rec = ar_cast(rec, 'float16') WHERE run = :run;

@@ -65,3 +65,10 @@ CREATE TABLE IF NOT EXISTS global_models (
 -- (the primary key covers run, round), a run's global models in order.
 CREATE INDEX IF NOT EXISTS client_updates_by_client ON client_updates(client, run, round);
 CREATE INDEX IF NOT EXISTS rounds_by_start ON rounds(run, started_at);
+
+-- GROUP BY over model BLOBs: without an index on the grouped columns SQLite
+-- copies every row, BLOB included, through a temporary B-tree to sort it
+-- (seconds per query on a large table). round_fedavg (sql/views.sql) groups
+-- on (run, round), which the primary key's index serves; this one serves
+-- GROUP BY round, the usual question over a single-run database.
+CREATE INDEX IF NOT EXISTS client_updates_by_round ON client_updates(round, run);

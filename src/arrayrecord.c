@@ -72,6 +72,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_record_math_register,
     sql_aggregate_register,
     vtab_ar_stats_register,
+    sql_repr_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

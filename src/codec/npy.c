@@ -14,6 +14,7 @@
 ** version 1.0 unless the header needs more than 65535 bytes.
 */
 #include "codec/npy.h"
+#include "codec/record.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -319,6 +320,10 @@ int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err
   if (n < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
     if (n < NPY_MAGIC_LEN && memcmp(buf, NPY_MAGIC, (size_t)n) == 0)
       return codec_fail(err, CODEC_CORRUPT, "truncated at byte %llu: no .npy version", (unsigned long long)n);
+    /* Say what a likely mistake looks like (off the success path). */
+    if (record_looks_like(buf, n))
+      return codec_fail(err, CODEC_CORRUPT,
+                        "got a record, not a .npy file: take an array out with ar_get(rec, key)");
     return codec_fail(err, CODEC_CORRUPT, "not a .npy file (bad magic)");
   }
   if (n < 8) return codec_fail(err, CODEC_CORRUPT, "truncated at byte %llu: no .npy version", (unsigned long long)n);

@@ -224,7 +224,7 @@ static int peek_truncated_key(const unsigned char *blob, uint64_t len_at, uint64
   return found;
 }
 
-int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
+static int record_parse_items(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
   pb_reader r = {blob, 0, n};
   pb_ctx ctx = {err, RECORD_BLOB, -1, {NULL, 0}};
   int rc;
@@ -257,6 +257,37 @@ int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err
     }
   }
   return check_unique_keys(rec, err);
+}
+
+int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
+  int rc = record_parse_items(rec, blob, n, err);
+  /* A .npy where a record belongs is a common slip: say so, not which
+  ** protobuf field its magic bytes make. */
+  if (rc == CODEC_CORRUPT && n >= 6 && memcmp(blob, "\x93NUMPY", 6) == 0)
+    return codec_fail(err, CODEC_CORRUPT, "got a .npy file, not a record: wrap it with ar('key', npy)");
+  return rc;
+}
+
+int record_looks_like(const unsigned char *blob, uint64_t n) {
+  pb_reader r = {blob, 0, n};
+  codec_err err;
+  pb_ctx ctx = {&err, -1, NULL};
+  int items = 0;
+  if (n == 0 || blob[0] != 0x0a) return 0;
+  while (r.pos < r.end) {
+    uint64_t field, at = r.pos, s, len;
+    int wt;
+    record_item it;
+    if (pb_tag(&r, &ctx, &field, &wt) != CODEC_OK) return 0;
+    if (field == 1) {
+      if (wt != WT_LEN || pb_len(&r, &ctx, &s, &len) != CODEC_OK) return 0;
+      if (pb_item(blob, s, s + len, &it, &ctx) != CODEC_OK) return 0;
+      items++;
+    } else if (pb_skip(&r, &ctx, field, wt, 0, at) != CODEC_OK) {
+      return 0;
+    }
+  }
+  return items > 0;
 }
 
 int record_find(const record_t *rec, const void *key, uint64_t klen) {

@@ -48,6 +48,11 @@ void record_clear(record_t *rec);
 ** CODEC_NOMEM. */
 int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err);
 
+/* Does blob[0..n) parse as a record of one item or more (unknown fields
+** allowed, keys not checked for duplicates)? Allocates nothing; for error
+** messages that tell a record given where a .npy belongs. */
+int record_looks_like(const unsigned char *blob, uint64_t n);
+
 /* The item's shape (shape must hold RECORD_MAX_DIMS); returns ndim. */
 int record_item_shape(const record_item *item, int64_t *shape);
 

@@ -182,7 +182,7 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     case SQLITE_BLOB: {
       codec_span blob;
       if (sql_blob_span(argv[0], &blob) != SQLITE_OK) { sqlite3_result_error_nomem(ctx); return; }
-      rc = npy_parse(blob.p, blob.n, &a, &err);
+      rc = sql_npy_parse(blob.p, blob.n, &a, &err);
       break;
     }
     default:

@@ -165,13 +165,26 @@ int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *w
   return 1;
 }
 
+int sql_npy_parse(const unsigned char *p, uint64_t n, npy_array *a, codec_err *err) {
+  int rc = npy_parse(p, n, a, err);
+  /* A 4- or 8-byte BLOB is most likely a NumPy scalar (np.float32(1.5))
+  ** that the driver bound as its raw bytes. */
+  if (rc == CODEC_CORRUPT && (n == 4 || n == 8) &&
+      strcmp(err->msg, "not a .npy file (bad magic)") == 0)
+    return codec_fail(err, CODEC_CORRUPT,
+                      "got %s %d-byte BLOB, not a .npy file: a NumPy scalar bound as bytes? pass a number or "
+                      "np.save bytes",
+                      n == 8 ? "an" : "a", (int)n);
+  return rc;
+}
+
 int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a) {
   const unsigned char *p;
   uint64_t n;
   codec_err err;
   int rc = sql_arg_blob(ctx, v, argi, "a .npy", &p, &n);
   if (rc <= 0) return rc;
-  rc = npy_parse(p, n, a, &err);
+  rc = sql_npy_parse(p, n, a, &err);
   if (rc) {
     sql_codec_error(ctx, rc, &err);
     return -1;
@@ -200,7 +213,7 @@ int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, codec_sp
   int rc = sql_arg_blob(ctx, v, argi, "a .npy", &bytes->p, &bytes->n), big;
   if (rc <= 0) return rc;
   if (key.p) codec_quote(q, sizeof(q), key.p, key.n);
-  if ((rc = npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
+  if ((rc = sql_npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
     if (rc == CODEC_NOMEM || !key.p) sql_codec_error(ctx, rc, &err);
     else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
     return -1;

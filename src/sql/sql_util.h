@@ -75,6 +75,9 @@ int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *w
 int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what);
 int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
                  uint64_t *n);
+/* npy_parse for a BLOB bound by the user: a 4- or 8-byte BLOB that is no
+** .npy gets a message saying it looks like a NumPy scalar bound as bytes. */
+int sql_npy_parse(const unsigned char *p, uint64_t n, npy_array *a, codec_err *err);
 int sql_arg_npy(sqlite3_context *ctx, sqlite3_value *v, int argi, npy_array *a);
 int sql_arg_record(sqlite3_context *ctx, sqlite3_value *v, int argi, record_t *rec);
 /* A .npy argument that becomes an Array (ar, ar_set, ar_agg, npy_object_id):

@@ -58,7 +58,7 @@ static int each_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr
   cur->i = 0;
   rc = sql_vtab_blob_arg(base, "npy_each", "a .npy", idxNum, argc, argv, &cur->arg);
   if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
-  rc = npy_parse(cur->arg.p, cur->arg.n, &cur->a, &err);
+  rc = sql_npy_parse(cur->arg.p, cur->arg.n, &cur->a, &err);
   if (rc) return sql_vtab_error(base, "npy_each", rc, &err);
   cur->have = 1;
   return SQLITE_OK;

@@ -78,7 +78,9 @@ def gen_npy():
     p("zip_file", b"PK\x03\x04\x14\x00\x00\x00\x08\x00", "bad magic")
     p("pickle", b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00", "bad magic")
     p("text", b"[1.0, 2.0]", "bad magic")
-    p("record_blob", b"\x0a\x03\x0a\x01a", "bad magic")
+    p("record_blob", b"\x0a\x03\x0a\x01a", "got a record, not a .npy file")
+    p("scalar_f4_bytes", b"\x00\x00\xc0\x3f", "got a 4-byte BLOB, not a .npy file: a NumPy scalar")
+    p("scalar_f8_bytes", b"\x00\x00\x00\x00\x00\x00\xf8\x3f", "got an 8-byte BLOB, not a .npy file")
     p("version_0_0", npy(hdr(), F4x2, (0, 0)), "unsupported .npy format version 0.0")
     p("version_4_0", npy(hdr(), F4x2, (4, 0)), "unsupported .npy format version 4.0")
     p("version_1_1", npy(hdr(), F4x2, (1, 1)), "unsupported .npy format version 1.1")
@@ -322,7 +324,7 @@ def gen_records():
       "record has duplicate key '' (items 0 and 18)")
     p("duplicate_key_via_repeated_field", item("a") + ld(1, ld(1, "x") + ld(1, "a") + ld(2, array())),
       "record has duplicate key 'a' (items 0 and 1)")
-    p("npy_file", npy(hdr()) + F4x2, "record blob")
+    p("npy_file", npy(hdr()) + F4x2, "got a .npy file, not a record: wrap it with ar('key', npy)")
     p("text", b"hello, world", "record blob")
     p("zeros", b"\x00" * 16, "record blob has an invalid field number at byte 0")
 

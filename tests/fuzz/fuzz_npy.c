@@ -2,7 +2,7 @@
 /*
 ** fuzz_npy.c — libFuzzer harness for the .npy reader (npy_parse) and what
 ** runs on a parsed array: element offsets and loads, Fortran-to-C copies,
-** JSON output, and a write/re-parse round trip that must give the same
+** JSON output, the NumPy repr (valid UTF-8 within its limit), and a write/re-parse round trip that must give the same
 ** array back.
 **
 ** seeds: tests/data/npy tests/data/bad_npy
@@ -10,6 +10,7 @@
 #include "fuzz.h"
 #include "codec/json.h"
 #include "codec/npy.h"
+#include "codec/repr.h"
 
 /* Work on payloads up to this size only, to keep each run fast. */
 #define FUZZ_MAX_PAYLOAD (1u << 20)
@@ -64,6 +65,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     json_put_array(&out, c, a.dtype, a.ndim, a.shape);
     FUZZ_CHECK(out.n <= out.limit);
     FUZZ_CHECK(out.rc == CODEC_OK || out.rc == CODEC_TOOBIG);
+    buf_free(&out);
+
+    /* The repr stays within its limit and is ASCII (a subset of UTF-8):
+    ** summarised at a small threshold to keep each run fast. */
+    buf_init(&out, 1u << 16);
+    repr_array(&out, &a, 64);
+    FUZZ_CHECK(out.n <= out.limit);
+    FUZZ_CHECK(out.rc == CODEC_OK || out.rc == CODEC_TOOBIG);
+    if (out.rc == CODEC_OK) {
+      uint64_t i;
+      FUZZ_CHECK(out.n >= 8 && memcmp(out.p, "array(", 6) == 0 && out.p[out.n - 1] == ')');
+      for (i = 0; i < out.n; i++) FUZZ_CHECK(out.p[i] == '\n' || (out.p[i] >= 0x20 && out.p[i] < 0x7f));
+    }
     buf_free(&out);
 
     /* numpy.save of the same array parses back to the same array. */

@@ -205,3 +205,50 @@ def test_cookbook_recipes():
         shrunk = con.execute("SELECT ar_cast(rec, 'float16') FROM client_updates WHERE round = 1").fetchone()[0]
         assert con.execute("SELECT ar_dtype(?, 'fc1.weight'), ar_dtype(?, 'bn.num_batches_tracked')",
                            (shrunk, shrunk)).fetchone() == ("float16", "int64")
+
+
+def test_group_by_uses_an_index():
+    """Every GROUP BY of views.sql (and GROUP BY round over the updates) reads
+    an index in order instead of sorting the BLOBs in a temporary B-tree."""
+    con = connect()
+    con.executescript(read_sql("schema.sql"))
+    con.executescript(read_sql("views.sql"))
+    views = re.findall(r"CREATE VIEW IF NOT EXISTS (\w+) AS\n(.*?);", read_sql("views.sql"), flags=re.S)
+    grouped = [name for name, body in views if "GROUP BY" in body]
+    assert grouped, "no view groups"
+    queries = ["SELECT * FROM %s" % name for name in grouped]
+    queries.append("SELECT round, ar_mean(rec, num_examples) FROM client_updates GROUP BY round")
+    for sql in queries:
+        plan = [row[3] for row in con.execute("EXPLAIN QUERY PLAN " + sql)]
+        assert not any("TEMP B-TREE FOR GROUP BY" in p for p in plan), (sql, plan)
+        assert any("USING INDEX" in p or "USING COVERING INDEX" in p for p in plan), (sql, plan)
+
+
+def recipe_params(sql):
+    return sorted(set(re.findall(r":(\w+)", sql)))
+
+
+def test_recipe_parameters_listed_and_required():
+    """The header of queries.sql lists every parameter a recipe uses, and a
+    recipe run with one of them unset (NULL) fails naming it, rather than
+    returning nothing."""
+    text = read_sql("queries.sql")
+    header = re.split(r"^-- name: ", text, flags=re.M)[0]
+    q = recipes()
+    with tempfile.TemporaryDirectory() as tmp:
+        con, _, _ = tracking_db(os.path.join(tmp, "t.db"))
+        con.create_function("writefile", 2, lambda path, blob: 0)
+        values = {"run": 1, "round": 2, "round_a": 1, "round_b": 3, "key": "fc1.weight"}
+        for name, sql in q.items():
+            params = recipe_params(sql)
+            assert params, name
+            for p in params:
+                assert ":" + p in header, "parameter :%s of %s is not listed in the header" % (p, name)
+                args = {k: values[k] for k in params}
+                args[p] = None
+                try:
+                    rows = con.execute(sql, args).fetchall()
+                except Exception as e:  # sqlite3.OperationalError
+                    assert "parameter :%s is not set" % p in str(e), (name, p, str(e))
+                else:
+                    raise AssertionError("%s ran without :%s and gave %r" % (name, p, rows))

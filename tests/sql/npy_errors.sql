@@ -361,3 +361,9 @@ SELECT ar_keys(ar_set(x'', 'k', b)) FROM (SELECT readfile('tests/data/bad_npy/wr
 SELECT i, value FROM npy_each(readfile('tests/data/bad_npy/wrong_magic.npy')) LIMIT 2;
 SELECT ar_keys(ar_agg('k', b)) FROM (SELECT readfile('tests/data/bad_npy/wrong_magic.npy') b);
 SELECT ar_keys(ar_agg_list(b)) FROM (SELECT readfile('tests/data/bad_npy/wrong_magic.npy') b);
+
+-- a record where a .npy belongs, a .npy where a record belongs, a scalar's bytes
+SELECT npy_dtype(ar('w', npy_from_json('[1]')));
+SELECT ar_get(npy_from_json('[1]'), 'w');
+SELECT npy_shape(x'0000c03f'), npy_shape(x'000000000000f83f');
+SELECT npy_error(x'000000000000f83f');
