@@ -14,7 +14,6 @@
 ** version 1.0 unless the header needs more than 65535 bytes.
 */
 #include "codec/npy.h"
-#include "codec/record.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -310,6 +309,11 @@ static uint32_t read_le32(const unsigned char *p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
+int npy_bad_magic(const unsigned char *buf, uint64_t n) {
+  if (n < NPY_MAGIC_LEN) return memcmp(buf, NPY_MAGIC, (size_t)n) != 0;
+  return memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0;
+}
+
 int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err) {
   uint64_t len_size, hlen, start, avail;
   hdr_cursor c;
@@ -320,10 +324,6 @@ int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err
   if (n < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
     if (n < NPY_MAGIC_LEN && memcmp(buf, NPY_MAGIC, (size_t)n) == 0)
       return codec_fail(err, CODEC_CORRUPT, "truncated at byte %llu: no .npy version", (unsigned long long)n);
-    /* Say what a likely mistake looks like (off the success path). */
-    if (record_looks_like(buf, n))
-      return codec_fail(err, CODEC_CORRUPT,
-                        "got a record, not a .npy file: take an array out with ar_get(rec, key)");
     return codec_fail(err, CODEC_CORRUPT, "not a .npy file (bad magic)");
   }
   if (n < 8) return codec_fail(err, CODEC_CORRUPT, "truncated at byte %llu: no .npy version", (unsigned long long)n);

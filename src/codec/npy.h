@@ -67,6 +67,10 @@ size_t npy_shape_format(char *out, int ndim, const int64_t *shape);
 ** (accounts for Fortran order). */
 uint64_t npy_element_offset(const npy_array *a, uint64_t i);
 
+/* Do these bytes not even start like a .npy file (npy_parse's "bad magic")?
+** Lets callers say what the bytes look like instead. */
+int npy_bad_magic(const unsigned char *buf, uint64_t n);
+
 /* A computed array's .npy file: res describes it without data (dtype,
 ** order, shape, numel, nbytes). Writes its numpy.save header into out and
 ** returns where its payload (res->nbytes bytes) goes, or NULL when the buffer

@@ -270,8 +270,7 @@ int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err
 
 int record_looks_like(const unsigned char *blob, uint64_t n) {
   pb_reader r = {blob, 0, n};
-  codec_err err;
-  pb_ctx ctx = {&err, -1, NULL};
+  pb_ctx ctx = {NULL, RECORD_BLOB, -1, {NULL, 0}}; /* quiet: no message */
   int items = 0;
   if (n == 0 || blob[0] != 0x0a) return 0;
   while (r.pos < r.end) {
@@ -280,7 +279,7 @@ int record_looks_like(const unsigned char *blob, uint64_t n) {
     record_item it;
     if (pb_tag(&r, &ctx, &field, &wt) != CODEC_OK) return 0;
     if (field == 1) {
-      if (wt != WT_LEN || pb_len(&r, &ctx, &s, &len) != CODEC_OK) return 0;
+      if (wt != PB_WT_LEN || pb_len(&r, &ctx, &s, &len) != CODEC_OK) return 0;
       if (pb_item(blob, s, s + len, &it, &ctx) != CODEC_OK) return 0;
       items++;
     } else if (pb_skip(&r, &ctx, field, wt, 0, at) != CODEC_OK) {

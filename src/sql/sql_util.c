@@ -167,10 +167,13 @@ int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *w
 
 int sql_npy_parse(const unsigned char *p, uint64_t n, npy_array *a, codec_err *err) {
   int rc = npy_parse(p, n, a, err);
-  /* A 4- or 8-byte BLOB is most likely a NumPy scalar (np.float32(1.5))
-  ** that the driver bound as its raw bytes. */
-  if (rc == CODEC_CORRUPT && (n == 4 || n == 8) &&
-      strcmp(err->msg, "not a .npy file (bad magic)") == 0)
+  if (rc != CODEC_CORRUPT || !npy_bad_magic(p, n)) return rc;
+  /* Say what a likely mistake looks like (off the success path): a record
+  ** where an array belongs, or a 4- or 8-byte BLOB, most likely a NumPy
+  ** scalar (np.float32(1.5)) that the driver bound as its raw bytes. */
+  if (record_looks_like(p, n))
+    return codec_fail(err, CODEC_CORRUPT, "got a record, not a .npy file: take an array out with ar_get(rec, key)");
+  if (n == 4 || n == 8)
     return codec_fail(err, CODEC_CORRUPT,
                       "got %s %d-byte BLOB, not a .npy file: a NumPy scalar bound as bytes? pass a number or "
                       "np.save bytes",
