@@ -147,3 +147,10 @@ $(BUILD)/bench_memcpy: bench/memcpy.c
 $(BUILD)/bench_noop.so: bench/noop.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -o $@ bench/noop.c
+
+# The Python package (bindings/python, distribution sqlite-arrayrecord): a
+# wheel in build/python, built offline with Debian's python3-build,
+# python3-setuptools and python3-wheel.
+.PHONY: python
+python:
+	$(PYTHON) -m build --no-isolation --wheel --outdir $(BUILD)/python bindings/python

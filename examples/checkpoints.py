@@ -13,8 +13,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import arsqlite  # noqa: E402
+try:
+    import sqlite_arrayrecord as sar
+except ImportError:  # not installed: the package's source in this checkout, with build/arrayrecord.so from make
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+    import sqlite_arrayrecord as sar
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -27,21 +30,21 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 
 
 def save(con, name, step, model):
-    rec = arsqlite.record_from_arrays(con, model)
+    rec = sar.to_record(model)
     con.execute("INSERT OR REPLACE INTO checkpoints(name, step, rec) VALUES (?, ?, ?)", (name, step, rec))
     con.commit()
 
 
 def load(con, name):
     (rec,) = con.execute("SELECT rec FROM checkpoints WHERE name = ?", (name,)).fetchone()
-    return arsqlite.arrays_from_record(con, rec)
+    return sar.from_record(rec)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default="checkpoints.db")
     args = ap.parse_args(argv)
-    con = arsqlite.connect(args.db)
+    con = sar.connect(args.db)
     con.executescript(SCHEMA)
 
     # A "training run": a small CNN-shaped model updated a little each step,

@@ -4,7 +4,7 @@ SQLite, the way a Flower server would log it.
 
 Each client trains a small MLP on its own (non-IID) synthetic data with
 NumPy, and sends its weights back as a Flower ArrayRecord BLOB — the bytes
-Flower's serde writes, built here with the extension's ar() from np.save
+Flower's serde writes, built here by sqlite_arrayrecord.to_record from the
 arrays, no Flower install needed. The server aggregates each round with
 FedAvg *in SQL* (the round_fedavg view, i.e. ar_mean(rec, num_examples)),
 checks the result against a NumPy FedAvg, stores the new global model and
@@ -20,8 +20,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import arsqlite  # noqa: E402
+try:
+    import sqlite_arrayrecord as sar
+except ImportError:  # not installed: the package's source in this checkout, with build/arrayrecord.so from make
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+    import sqlite_arrayrecord as sar
 
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 FEATURES, HIDDEN, CLASSES = 8, 16, 3
@@ -92,7 +95,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
-    con = arsqlite.connect(args.db)
+    con = sar.connect(args.db)
     for name in ("schema.sql", "views.sql"):
         with open(os.path.join(SQL_DIR, name), encoding="utf-8") as f:
             con.executescript(f.read())
@@ -113,7 +116,7 @@ def main(argv=None):
     global_model = init_model(rng)
     loss, acc = evaluate(global_model, x_test, y_test)
     con.execute("INSERT INTO rounds(run, round, metrics) VALUES (?, 0, ?)", (run, json.dumps({"loss": loss, "accuracy": acc})))
-    con.execute("INSERT INTO global_models VALUES (?, 0, ?)", (run, arsqlite.record_from_arrays(con, global_model)))
+    con.execute("INSERT INTO global_models VALUES (?, 0, ?)", (run, sar.to_record(global_model)))
 
     for rnd in range(1, args.rounds + 1):
         con.execute("INSERT INTO rounds(run, round, started_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
@@ -122,7 +125,7 @@ def main(argv=None):
         for name, x, y in clients:
             local = train(global_model, x, y, rng)
             l_loss, l_acc = evaluate(local, x, y)
-            rec = arsqlite.record_from_arrays(con, local)  # Flower ArrayRecord bytes
+            rec = sar.to_record(local)  # Flower ArrayRecord bytes
             con.execute("INSERT INTO client_updates(run, round, client, num_examples, metrics, rec) VALUES (?,?,?,?,?,?)",
                         (run, rnd, name, len(y), json.dumps({"loss": l_loss, "accuracy": l_acc}), rec))
             local_models.append(local)
@@ -130,7 +133,7 @@ def main(argv=None):
 
         # FedAvg in SQL, checked against NumPy.
         (new_rec,) = con.execute("SELECT rec FROM round_fedavg WHERE run = ? AND round = ?", (run, rnd)).fetchone()
-        new_model = arsqlite.arrays_from_record(con, new_rec)
+        new_model = sar.from_record(new_rec)
         expected = fedavg_numpy(local_models, weights)
         for key, value in expected.items():
             np.testing.assert_allclose(new_model[key], value, rtol=1e-6, atol=1e-7, err_msg=key)

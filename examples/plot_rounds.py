@@ -19,8 +19,11 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import arsqlite  # noqa: E402
+try:
+    import sqlite_arrayrecord as sar
+except ImportError:  # not installed: the package's source in this checkout, with build/arrayrecord.so from make
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+    import sqlite_arrayrecord as sar
 
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 
@@ -32,7 +35,7 @@ def main(argv=None):
     ap.add_argument("--run", type=int, help="run id (default: the latest run)")
     args = ap.parse_args(argv)
 
-    con = arsqlite.connect(args.db)
+    con = sar.connect(args.db)
     with open(os.path.join(SQL_DIR, "views.sql"), encoding="utf-8") as f:
         con.executescript(f.read())  # CREATE VIEW IF NOT EXISTS: harmless if present
     run = args.run or con.execute("SELECT max(run) FROM runs").fetchone()[0]

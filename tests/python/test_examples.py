@@ -14,7 +14,9 @@ from arlib import ROOT, EXT
 from runner import Skip
 
 EXAMPLES = os.path.join(ROOT, "examples")
-ENV = dict(os.environ, AR_EXTENSION=EXT)
+# The examples import sqlite_arrayrecord: the package's source in this tree,
+# loading the library under test (AR_EXTENSION), not an installed copy.
+ENV = dict(os.environ, AR_EXTENSION=EXT, PYTHONPATH=os.path.join(ROOT, "bindings", "python"))
 
 
 def run(cmd, cwd, stdin=None):
