@@ -57,8 +57,9 @@ $(WIN_BUILD)/include/sqlite3ext.h: $(WIN_SQLITE)/sqlite3ext.h $(WIN_SQLITE)/sqli
 # check-windows: the test hosts cross-built against the amalgamation (there
 # is no Windows SQLite to link otherwise) and run under wine with the DLL that
 # make windows built: unit tests, the static host, SQL goldens, malformed
-# inputs and fuzz replays. The wrapper strips the '\r' Windows' text mode
-# adds to every line. Not part of make test (wine starts slowly).
+# inputs and fuzz replays. The wrapper takes off the one '\r' Windows' text
+# mode adds before each '\n' (a '\r' the output itself holds stays), and
+# finds NAME.exe for NAME. Not part of make test (wine starts slowly).
 WINE ?= wine
 check-windows: windows
 ifeq ($(AMALG_VERSION),)
@@ -69,8 +70,9 @@ else
 	  SO_SUFFIX=.dll SQLITE_AMALGAMATION=$(SQLITE_AMALGAMATION) SQLITE_LIB=$(WIN_BUILD)/sqlite3/sqlite3.o \
 	  LIBS="-l:libz.a" HOST_STATIC= $(WIN_BUILD)/unit $(WIN_BUILD)/sqlrun $(WIN_BUILD)/badrun \
 	  $(WIN_BUILD)/statichost $(REPLAYS:$(BUILD)/%=$(WIN_BUILD)/%)
-	@printf '#!/bin/bash\nset -o pipefail\nWINEPREFIX=%s WINEDEBUG=-all %s "$$@" 2>&1 | tr -d "\\r"\n' \
+	@printf '#!/bin/bash\nset -o pipefail\nexe=$$1; shift; [ -e "$$exe" ] || exe=$$exe.exe\nWINEPREFIX=%s WINEDEBUG=-all %s "$$exe" "$$@" 2>&1 | sed "s/\\r\$$//"\n' \
 	  "$(CURDIR)/$(WIN_BUILD)/wineprefix" "$(WINE)" >$(WIN_BUILD)/wine && chmod +x $(WIN_BUILD)/wine
+	@test -d $(WIN_BUILD)/wineprefix || WINEPREFIX=$(CURDIR)/$(WIN_BUILD)/wineprefix WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
 	@W=$(WIN_BUILD)/wine; BUILD=$(WIN_BUILD) UNIT="$$W $(WIN_BUILD)/unit.exe" STATICHOST="$$W $(WIN_BUILD)/statichost.exe" \
 	  SQLRUN="$$W $(WIN_BUILD)/sqlrun.exe" BADRUN="$$W $(WIN_BUILD)/badrun.exe" REPLAY=$$W tests/run unit sql bad fuzz
 endif
