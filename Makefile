@@ -28,6 +28,15 @@ WARN    := -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 PYTHON  ?= /usr/bin/python3
 SQLITE3 ?= sqlite3
 VERSION := $(shell cat VERSION)
+SQLITE_LIB ?= -lsqlite3
+
+# SQLITE_AMALGAMATION=dir/sqlite3.c: the hosts link that SQLite, compiled
+# once into BUILD/sqlite3.o, instead of the system's (make test-amalgamation,
+# tests/platforms.mk); its sqlite3.h comes before the system's.
+ifneq ($(SQLITE_AMALGAMATION),)
+override CFLAGS += -I$(patsubst %/,%,$(dir $(SQLITE_AMALGAMATION)))
+SQLITE_LIB = $(BUILD)/sqlite3/sqlite3.o -lpthread -ldl -lm
+endif
 
 JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
 ifeq ($(MAKELEVEL),0)
@@ -45,7 +54,16 @@ DESTDIR ?=
 
 BUILD   := build
 OBJ     := $(BUILD)/obj
-EXT     := $(BUILD)/arrayrecord.so
+# The loadable library's name and link flags: macOS wants a .dylib whose
+# sqlite3_* references stay unresolved until SQLite loads it; the Windows
+# cross-build (make windows) passes its own.
+ifeq ($(shell uname -s),Darwin)
+SO_SUFFIX ?= .dylib
+SHARED    ?= -dynamiclib -undefined dynamic_lookup
+endif
+SO_SUFFIX ?= .so
+SHARED    ?= -fPIC -shared
+EXT     := $(BUILD)/arrayrecord$(SO_SUFFIX)
 LIB     := $(BUILD)/libarrayrecord.a
 
 CODEC_SRC := $(wildcard src/codec/*.c)
@@ -73,6 +91,7 @@ all: $(EXT)
 static: $(LIB)
 
 include tests/harden.mk
+include tests/platforms.mk
 
 $(CODEC_OBJ): $(OBJ)/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -95,7 +114,7 @@ $(OBJ)/ext/arrayrecord.o $(OBJ)/core/arrayrecord.o: VERSION
 $(OBJ)/ext/arrayrecord.o $(OBJ)/core/arrayrecord.o: OBJ_FLAGS += -DAR_VERSION='"$(VERSION)"'
 
 $(EXT): $(PURE_OBJ) $(EXT_OBJ)
-	$(CC) $(CFLAGS) $(SO_FLAGS) -fPIC -shared -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(SO_FLAGS) $(SHARED) -o $@ $^ $(LIBS)
 
 $(LIB): $(PURE_OBJ) $(CORE_OBJ)
 	@rm -f $@
@@ -112,7 +131,7 @@ $(BUILD)/unit: $(UNIT_SRC) tests/c/unit.h $(PURE_OBJ)
 
 # The SQL test host: runs .sql files and prints results in a stable format.
 $(BUILD)/sqlrun: tests/host/sqlrun.c tests/host/opendb.h $(HOST_DEPS)
-	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) -lsqlite3 $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) $(SQLITE_LIB) $(LIBS)
 
 test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun hosts
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
@@ -123,12 +142,12 @@ demo: $(EXT)
 
 install: $(EXT) $(LIB)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)
-	install -m 0755 $(EXT) $(DESTDIR)$(LIBDIR)/arrayrecord.so
+	install -m 0755 $(EXT) $(DESTDIR)$(LIBDIR)/$(notdir $(EXT))
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libarrayrecord.a
 	install -m 0644 include/arrayrecord.h $(DESTDIR)$(INCDIR)/arrayrecord.h
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/arrayrecord.so $(DESTDIR)$(LIBDIR)/libarrayrecord.a \
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(EXT)) $(DESTDIR)$(LIBDIR)/libarrayrecord.a \
 	  $(DESTDIR)$(INCDIR)/arrayrecord.h
 
 clean:

@@ -34,15 +34,15 @@ REPLAYS := $(addprefix $(BUILD)/replay/,$(FUZZERS))
 hosts: $(BUILD)/badrun $(BUILD)/oomrun $(BUILD)/statichost $(BUILD)/minver/arrayrecord.so $(REPLAYS)
 
 $(BUILD)/badrun: tests/host/badrun.c tests/host/opendb.h $(HOST_DEPS)
-	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) -lsqlite3 $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/badrun.c $(HOST_LINK) $(SQLITE_LIB) $(LIBS)
 
 $(BUILD)/oomrun: tests/host/oomrun.c tests/host/sqlrun.c $(HOST_DEPS)
-	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/oomrun.c $(HOST_LINK) -lsqlite3 $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/oomrun.c $(HOST_LINK) $(SQLITE_LIB) $(LIBS)
 
 # An application that links the static library and registers it with
 # sqlite3_auto_extension, as README "Linking it into a program" shows.
 $(BUILD)/statichost: tests/host/statichost.c include/arrayrecord.h $(LIB)
-	$(CC) $(WARN) $(CFLAGS) -Iinclude -o $@ tests/host/statichost.c $(LIB) -lsqlite3 $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) -Iinclude -o $@ tests/host/statichost.c $(LIB) $(SQLITE_LIB) $(LIBS)
 
 # The extension built to require an SQLite from the future: loading it must
 # fail with the version message (tests/python/test_hardening.py).
@@ -51,12 +51,12 @@ $(OBJ)/minver/arrayrecord.o: src/arrayrecord.c VERSION
 	$(CC) $(OBJ_FLAGS) -DAR_VERSION='"$(VERSION)"' -DAR_SQLITE_MIN_NUMBER=9999000 -c -o $@ $<
 $(BUILD)/minver/arrayrecord.so: $(PURE_OBJ) $(filter-out $(OBJ)/ext/arrayrecord.o,$(EXT_OBJ)) $(OBJ)/minver/arrayrecord.o
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SO_FLAGS) -fPIC -shared -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(SO_FLAGS) $(SHARED) -o $@ $^ $(LIBS)
 
 # Each harness with a plain main() that replays files (regression tests).
 $(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) -DSQLITE_CORE -Isrc -Iinclude -o $@ $< tests/fuzz/replay.c $(LIB) -lsqlite3 $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) -DSQLITE_CORE -Isrc -Iinclude -o $@ $< tests/fuzz/replay.c $(LIB) $(SQLITE_LIB) $(LIBS)
 
 # libFuzzer builds: the library once with coverage instrumentation
 # (build/fuzz/lib), each harness linked against it.

@@ -3,7 +3,9 @@
 ** statichost.c — an application that links build/libarrayrecord.a (make
 ** static) and registers it with sqlite3_auto_extension, as README "Linking it
 ** into a program" shows. It opens a database, runs FedAvg over two records
-** and checks the result; prints "ok static/..." lines for tests/run.
+** and checks the result; prints "ok static/..." lines for tests/run. The
+** first line names the SQLite it runs on, so a run's output shows which one
+** was tested (the system's, or make test-amalgamation's).
 */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -38,6 +40,11 @@ static void query(sqlite3 *db, const char *sql, char *out, size_t cap) {
 int main(void) {
   sqlite3 *db = NULL;
   char got[256];
+  /* The library linked is the one whose header the program was built with. */
+  if (strcmp(sqlite3_libversion(), SQLITE_VERSION) == 0 && sqlite3_libversion_number() == SQLITE_VERSION_NUMBER)
+    printf("ok static/sqlite_version %s\n", sqlite3_libversion());
+  else
+    printf("FAIL static/sqlite_version: library %s, header %s\n", sqlite3_libversion(), SQLITE_VERSION), failures++;
   if (sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init) != SQLITE_OK) {
     printf("FAIL static/auto_extension\n");
     return 1;

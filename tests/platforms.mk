@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/platforms.mk — other SQLites and other systems, included by the Makefile:
+#
+#   make test-amalgamation SQLITE_AMALGAMATION=dir/sqlite3.c
+#                    the C suites (unit, static host, SQL goldens, malformed
+#                    inputs, fuzz replays, out-of-memory) with that SQLite
+#                    linked into the hosts, in build/amalg-VERSION. Python
+#                    tests are left out: Python's sqlite3 module brings its own.
+#   make windows     build/windows/arrayrecord.dll, cross-compiled with MinGW-w64
+#                    (apt-get install -y gcc-mingw-w64-x86-64 libz-mingw-w64-dev)
+#   make check-windows SQLITE_AMALGAMATION=dir/sqlite3.c
+#                    the unit tests and SQL goldens on Windows under wine
+#                    (apt-get install -y wine64): sqlrun.exe, built against
+#                    that amalgamation, loads the DLL
+
+.PHONY: test-amalgamation windows check-windows
+
+ifneq ($(SQLITE_AMALGAMATION),)
+AMALG_DIR     := $(patsubst %/,%,$(dir $(SQLITE_AMALGAMATION)))
+AMALG_VERSION := $(shell sed -n 's/^\#define SQLITE_VERSION  *"\(.*\)"/\1/p' $(AMALG_DIR)/sqlite3.h 2>/dev/null)
+# SQLite's own code: optimised, not warned about (not ours). JSON1 is built in
+# from 3.38 on and needs asking for before; math functions as Debian has them.
+AMALG_CFLAGS  := -O2 -w -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_JSON1 -DSQLITE_ENABLE_MATH_FUNCTIONS
+$(BUILD)/sqlite3/sqlite3.o: $(SQLITE_AMALGAMATION)
+	@mkdir -p $(@D)
+	$(CC) $(AMALG_CFLAGS) -c -o $@ $<
+$(BUILD)/sqlrun $(BUILD)/badrun $(BUILD)/oomrun $(BUILD)/statichost $(REPLAYS): $(BUILD)/sqlite3/sqlite3.o
+endif
+
+test-amalgamation:
+ifeq ($(AMALG_VERSION),)
+	@echo "make test-amalgamation: SQLITE_AMALGAMATION=dir/sqlite3.c (with dir/sqlite3.h) is needed;" \
+	  "one comes with the npm package better-sqlite3 (npm pack better-sqlite3, deps/sqlite3/)" >&2; exit 2
+else
+	@$(MAKE) --no-print-directory BUILD=build/amalg-$(AMALG_VERSION) HOST_STATIC=1 \
+	  SQLITE_AMALGAMATION=$(SQLITE_AMALGAMATION) build/amalg-$(AMALG_VERSION)/unit \
+	  build/amalg-$(AMALG_VERSION)/sqlrun hosts
+	@BUILD=build/amalg-$(AMALG_VERSION) tests/run unit sql bad fuzz oom
+endif
+
+# Windows: the same sources, cross-compiled; zlib linked in statically so the
+# DLL needs nothing beside it. MinGW's own printf (not msvcrt's) formats
+# numbers as C99 says, as the golden outputs expect. The SQLite headers
+# (header-only for an extension) are copied from the system's, as putting
+# /usr/include on the path would bring glibc's headers with them.
+WIN_CC     ?= x86_64-w64-mingw32-gcc
+WIN_BUILD  := build/windows
+WIN_SQLITE ?= /usr/include
+WIN_FLAGS  := -g -O2 -Werror -D__USE_MINGW_ANSI_STDIO=1 -I$(WIN_BUILD)/include
+windows: $(WIN_BUILD)/include/sqlite3ext.h
+	@$(MAKE) --no-print-directory BUILD=$(WIN_BUILD) CC=$(WIN_CC) CFLAGS="$(WIN_FLAGS)" SO_SUFFIX=.dll \
+	  SHARED="-shared -static-libgcc" LIBS="-l:libz.a" $(WIN_BUILD)/arrayrecord.dll
+$(WIN_BUILD)/include/sqlite3ext.h: $(WIN_SQLITE)/sqlite3ext.h $(WIN_SQLITE)/sqlite3.h
+	@mkdir -p $(@D)
+	cp $^ $(@D)/
+
+# check-windows: the test hosts cross-built against the amalgamation (there
+# is no Windows SQLite to link otherwise) and run under wine with the DLL that
+# make windows built: unit tests, the static host, SQL goldens, malformed
+# inputs and fuzz replays. The wrapper takes off the one '\r' Windows' text
+# mode adds before each '\n' (a '\r' the output itself holds stays), and
+# finds NAME.exe for NAME. Not part of make test (wine starts slowly).
+WINE ?= wine
+check-windows: windows
+ifeq ($(AMALG_VERSION),)
+	@echo "make check-windows: SQLITE_AMALGAMATION=dir/sqlite3.c is needed (npm pack better-sqlite3, deps/sqlite3/)" >&2; exit 2
+else
+	@command -v $(WINE) >/dev/null || { echo "make check-windows: $(WINE) not found: apt-get install -y wine64" >&2; exit 2; }
+	@$(MAKE) --no-print-directory BUILD=$(WIN_BUILD) CC=$(WIN_CC) CFLAGS="$(WIN_FLAGS:-I$(WIN_BUILD)/include=)" \
+	  SO_SUFFIX=.dll SQLITE_AMALGAMATION=$(SQLITE_AMALGAMATION) SQLITE_LIB=$(WIN_BUILD)/sqlite3/sqlite3.o \
+	  LIBS="-l:libz.a" HOST_STATIC= $(WIN_BUILD)/unit $(WIN_BUILD)/sqlrun $(WIN_BUILD)/badrun \
+	  $(WIN_BUILD)/statichost $(REPLAYS:$(BUILD)/%=$(WIN_BUILD)/%)
+	@printf '#!/bin/bash\nset -o pipefail\nexe=$$1; shift; [ -e "$$exe" ] || exe=$$exe.exe\nWINEPREFIX=%s WINEDEBUG=-all %s "$$exe" "$$@" 2>&1 | sed "s/\\r\$$//"\n' \
+	  "$(CURDIR)/$(WIN_BUILD)/wineprefix" "$(WINE)" >$(WIN_BUILD)/wine && chmod +x $(WIN_BUILD)/wine
+	@test -d $(WIN_BUILD)/wineprefix || WINEPREFIX=$(CURDIR)/$(WIN_BUILD)/wineprefix WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
+	@W=$(WIN_BUILD)/wine; BUILD=$(WIN_BUILD) UNIT="$$W $(WIN_BUILD)/unit.exe" STATICHOST="$$W $(WIN_BUILD)/statichost.exe" \
+	  SQLRUN="$$W $(WIN_BUILD)/sqlrun.exe" BADRUN="$$W $(WIN_BUILD)/badrun.exe" REPLAY=$$W tests/run unit sql bad fuzz
+endif
