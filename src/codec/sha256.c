@@ -122,6 +122,27 @@ void sha256_update(sha256_ctx *c, const void *data, uint64_t len) {
   }
 }
 
+void sha256_update2(sha256_ctx *c, sha256_ctx *c2, const void *data, const void *data2, uint64_t len) {
+#ifdef SHA256_HAVE_NI
+  if (use_ni && c->used == c2->used && len >= 128) {
+    const unsigned char *p = data, *p2 = data2;
+    uint64_t n;
+    if (c->used) { /* both contexts hold the same number of bytes: fill both */
+      size_t take = 64 - c->used;
+      sha256_update(c, p, take);
+      sha256_update(c2, p2, take);
+      p += take, p2 += take, len -= take;
+    }
+    n = len / 64;
+    sha256_ni_blocks2(c->h, p, c2->h, p2, (size_t)n);
+    c->total += n * 64, c2->total += n * 64;
+    data = p + n * 64, data2 = p2 + n * 64, len -= n * 64;
+  }
+#endif
+  sha256_update(c, data, len);
+  sha256_update(c2, data2, len);
+}
+
 void sha256_final(sha256_ctx *c, unsigned char digest[SHA256_DIGEST_SIZE]) {
   uint64_t bits = c->total * 8;
   int i;

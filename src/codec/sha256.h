@@ -27,6 +27,11 @@ typedef struct sha256_ctx {
 
 void sha256_init(sha256_ctx *c);
 void sha256_update(sha256_ctx *c, const void *data, uint64_t len);
+/* sha256_update(c, data, len) and sha256_update(c2, data2, len) in one:
+** with SHA-NI the two messages are hashed side by side, which keeps the
+** unit busy while each round waits for the one before it (up to twice the
+** speed when both contexts hold the same number of bytes). */
+void sha256_update2(sha256_ctx *c, sha256_ctx *c2, const void *data, const void *data2, uint64_t len);
 void sha256_final(sha256_ctx *c, unsigned char digest[SHA256_DIGEST_SIZE]);
 
 /* One-shot digest of data[0..len). */

@@ -17,6 +17,8 @@ extern const uint32_t sha256_k[64];
 int sha256_ni_supported(void);
 /* Compress n whole 64-byte blocks at p into h; only when sha256_ni_supported(). */
 void sha256_ni_blocks(uint32_t h[8], const unsigned char *p, size_t n);
+/* The same for two messages at once: n blocks at p into h, n at p2 into h2. */
+void sha256_ni_blocks2(uint32_t h[8], const unsigned char *p, uint32_t h2[8], const unsigned char *p2, size_t n);
 #endif
 
 #endif

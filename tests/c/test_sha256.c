@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_sha256.c — SHA-256 against the FIPS 180-4 example vectors and CAVP
-** short messages, every length 0..300 and streaming in uneven pieces, on
+** short messages, every length 0..300, streaming in uneven pieces and two
+** messages side by side (sha256_update2), on
 ** both compression paths: the portable code and, when the CPU has the SHA
 ** extensions, SHA-NI (sha256_force_portable switches between them).
 */
@@ -129,11 +130,38 @@ static void every_split(void) {
   }
 }
 
+/* sha256_update2 gives what two sha256_update calls give: every length to
+** 300 and a few longer, after equal and unequal amounts already buffered. */
+static void update2(void) {
+  static const size_t pre[][2] = {{0, 0}, {1, 1}, {63, 63}, {64, 64}, {3, 70}, {0, 5}};
+  unsigned char msg[8192], one[SHA256_DIGEST_SIZE], two[SHA256_DIGEST_SIZE], d[SHA256_DIGEST_SIZE],
+      d2[SHA256_DIGEST_SIZE];
+  size_t i, len, k;
+  for (i = 0; i < sizeof(msg); i++) msg[i] = pattern(i * 5 + 1);
+  for (k = 0; k < sizeof(pre) / sizeof(pre[0]); k++) {
+    for (len = 0; len <= 4000; len += len < 300 ? 1 : 617) {
+      sha256_ctx a, b;
+      const unsigned char *m2 = msg + 4001 + k; /* another message, at another alignment */
+      sha256_init(&a);
+      sha256_init(&b);
+      sha256_update(&a, msg, pre[k][0]);
+      sha256_update(&b, m2, pre[k][1]);
+      sha256_update2(&a, &b, msg + pre[k][0], m2 + pre[k][1], len);
+      sha256_final(&a, d);
+      sha256_final(&b, d2);
+      sha256(msg, pre[k][0] + len, one);
+      sha256(m2, pre[k][1] + len, two);
+      CHECK(memcmp(d, one, sizeof(d)) == 0 && memcmp(d2, two, sizeof(d)) == 0);
+    }
+  }
+}
+
 static void all_checks(void) {
   known_vectors();
   if (!unit_failed()) one_million_a();
   if (!unit_failed()) every_length();
   if (!unit_failed()) every_split();
+  if (!unit_failed()) update2();
 }
 
 TEST(sha256_portable_vectors_lengths_and_splits) {
