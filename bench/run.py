@@ -356,8 +356,8 @@ def bench_building(tmp, quick, bw_warm, bw_fresh):
 
 
 def bench_object_id(quick):
-    # float32 arrays cut into 5 MB chunks: 4 of 25 MB, or (quick) one of 10 MB
-    arrays, per = (1, 2_500_000) if quick else (4, 6_250_000)
+    # float32 arrays cut into 5 MiB chunks: 4 of 25 MB, or (quick) one of 10.8 MB (two whole chunks)
+    arrays, per = (1, 2_700_000) if quick else (4, 6_250_000)
     rng = np.random.default_rng(4)
     rec = record_bytes([(f"layer{i}.weight", rng.standard_normal(per, dtype=np.float32)) for i in range(arrays)])
     mb = len(rec) / 1e6
