@@ -156,7 +156,7 @@ clean:
 # Speed targets, measured side by side and printed (never asserted in tests):
 # `make bench`, or `make bench QUICK=1` for data about ten times smaller.
 .PHONY: bench
-bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so
+bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so $(BUILD)/bench_sha256
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
 
 $(BUILD)/bench_memcpy: bench/memcpy.c
@@ -173,3 +173,7 @@ $(BUILD)/bench_noop.so: bench/noop.c
 .PHONY: python
 python:
 	$(PYTHON) -m build --no-isolation --wheel --outdir $(BUILD)/python bindings/python
+
+# The project's SHA-256 alone, portable and SHA-NI (bench/sha256.c).
+$(BUILD)/bench_sha256: bench/sha256.c $(OBJ)/codec/sha256.o $(OBJ)/codec/sha256_ni.o
+	$(CC) $(WARN) -O2 -Isrc -o $@ $^

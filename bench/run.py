@@ -16,6 +16,9 @@ side in one run and printed as ratios (never asserted anywhere).
   package     the Python package (bindings/python): to_record of a ~100 MB
               model as a share of memcpy bandwidth, and from_record(copy=False)
               of that record against reading its headers only.
+  object ids  ar_object_id of a ~100 MB record against hashlib.sha256 over
+              the same bytes, and the project's SHA-256 alone, portable and
+              SHA-NI (bench/sha256.c).
 
 How it measures (see bench/README.md): SQL runs through SQLite's C API
 (ctypes); BLOB arguments are bound without a copy and BLOB results are
@@ -31,6 +34,7 @@ under /tmp that is removed at the end.
 import argparse
 import ctypes
 import ctypes.util
+import hashlib
 import os
 import shutil
 import sqlite3
@@ -51,6 +55,7 @@ BUILD = os.path.join(ROOT, "build")
 EXT = os.path.join(BUILD, "arrayrecord")
 NOOP = os.path.join(BUILD, "bench_noop")
 MEMCPY = os.path.join(BUILD, "bench_memcpy")
+SHA256 = os.path.join(BUILD, "bench_sha256")
 PRAGMAS = ("PRAGMA mmap_size = 4000000000",)
 MEMCPY_MB = 100  # beyond every cache, in quick runs too
 
@@ -388,6 +393,30 @@ def bench_package(quick, bw_warm, bw_fresh):
            "from_record(copy=False) time / array_record headers only")
 
 
+def bench_object_id(quick):
+    # float32 arrays cut into 5 MiB chunks: 4 of 25 MB, or (quick) one of 10.8 MB (two whole chunks)
+    arrays, per = (1, 2_700_000) if quick else (4, 6_250_000)
+    rng = np.random.default_rng(4)
+    rec = record_bytes([(f"layer{i}.weight", rng.standard_normal(per, dtype=np.float32)) for i in range(arrays)])
+    mb = len(rec) / 1e6
+    print(f"== Object ids: ar_object_id of a {mb:.0f} MB record ({arrays} float32 arrays) against hashlib.sha256")
+    note("""ar_object_id(?1) with the record bound without a copy (it hashes every 5 MB chunk of every
+            array, then the small Array and ArrayRecord objects); hashlib.sha256 over the same bytes
+            object (Flower's object_id hashes its serialized objects the same way). Best of 7, in turns.
+            Whole chunks are hashed two at a time on SHA-NI, which is how ar_object_id can beat one stream.""")
+    db = Db(":memory:")
+    t_id, t_py = in_turns([lambda: db.run("SELECT length(ar_object_id(?1))", rec),
+                           lambda: hashlib.sha256(rec).digest()], 7)
+    db.close()
+    portable, chosen, ni = subprocess.check_output([SHA256, f"{mb:.0f}"]).split()
+    print(f"  {'ar_object_id(rec)':<40}{t_id * 1e3:7.1f} ms  {len(rec) / t_id / 1e9:5.2f} GB/s")
+    print(f"  {'hashlib.sha256(rec)':<40}{t_py * 1e3:7.1f} ms  {len(rec) / t_py / 1e9:5.2f} GB/s")
+    print(f"  {'sha256() alone, portable C':<40}{'':>10}  {float(portable):5.2f} GB/s")
+    print(f"  {'sha256() alone, ' + ('SHA-NI' if ni == b'1' else 'portable (no SHA-NI here)'):<40}{'':>10}"
+          f"  {float(chosen):5.2f} GB/s")
+    report("ar_object_id: hashlib.sha256 time / ar_object_id time", f"{t_py / t_id:.2f}x", ">= 1x", t_py / t_id >= 1)
+
+
 def load():
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
@@ -408,6 +437,7 @@ def main():
         bench_metadata(tmp, args.quick)
         bench_building(tmp, args.quick, warm, fresh)
         bench_package(args.quick, warm, fresh)
+        bench_object_id(args.quick)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"== Every ratio and its target ({load()} at the end)")

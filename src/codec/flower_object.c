@@ -78,23 +78,29 @@ static void put_pylist(buf_t *out, const int64_t *v, int n) {
 
 /* --- object ids ----------------------------------------------------------------- */
 
-/* Hash "<type> <children> <len>\0" followed by the body's pieces. */
+/* Hash "<type> <children> <len>\0" into a fresh context. */
+static void hash_head(sha256_ctx *c, int type, const unsigned char (*children)[SHA256_DIGEST_SIZE], uint32_t nchild,
+                      uint64_t len) {
+  char hex[SHA256_HEX_SIZE], num[32];
+  uint32_t k;
+  sha256_init(c);
+  sha256_update(c, type_names[type], strlen(type_names[type]));
+  sha256_update(c, " ", 1);
+  for (k = 0; k < nchild; k++) {
+    if (k) sha256_update(c, ",", 1);
+    sha256_hex(children[k], hex);
+    sha256_update(c, hex, 64);
+  }
+  snprintf(num, sizeof(num), " %llu", (unsigned long long)len);
+  sha256_update(c, num, strlen(num) + 1); /* the NUL divider too */
+}
+
+/* Hash the head followed by the body's pieces. */
 static void hash_object(int type, const unsigned char (*children)[SHA256_DIGEST_SIZE], uint32_t nchild,
                         const unsigned char *body, uint64_t body_len, const unsigned char *body2,
                         uint64_t body2_len, unsigned char id[SHA256_DIGEST_SIZE]) {
   sha256_ctx c;
-  char hex[SHA256_HEX_SIZE], num[32];
-  uint32_t k;
-  sha256_init(&c);
-  sha256_update(&c, type_names[type], strlen(type_names[type]));
-  sha256_update(&c, " ", 1);
-  for (k = 0; k < nchild; k++) {
-    if (k) sha256_update(&c, ",", 1);
-    sha256_hex(children[k], hex);
-    sha256_update(&c, hex, 64);
-  }
-  snprintf(num, sizeof(num), " %llu", (unsigned long long)(body_len + body2_len));
-  sha256_update(&c, num, strlen(num) + 1); /* the NUL divider too */
+  hash_head(&c, type, children, nchild, body_len + body2_len);
   sha256_update(&c, body, body_len);
   sha256_update(&c, body2, body2_len);
   sha256_final(&c, id);
@@ -102,6 +108,18 @@ static void hash_object(int type, const unsigned char (*children)[SHA256_DIGEST_
 
 static void chunk_id(const unsigned char *p, uint64_t len, unsigned char id[SHA256_DIGEST_SIZE]) {
   hash_object(FO_ARRAY_CHUNK, NULL, 0, p, len, NULL, 0, id);
+}
+
+/* Two chunks of the same length, hashed side by side (sha256_update2: on
+** SHA-NI about 1.5x the speed of one after the other). */
+static void chunk_id2(const unsigned char *p, const unsigned char *p2, uint64_t len, unsigned char id[SHA256_DIGEST_SIZE],
+                      unsigned char id2[SHA256_DIGEST_SIZE]) {
+  sha256_ctx c, c2;
+  hash_head(&c, FO_ARRAY_CHUNK, NULL, 0, len);
+  hash_head(&c2, FO_ARRAY_CHUNK, NULL, 0, len);
+  sha256_update2(&c, &c2, p, p2, len);
+  sha256_final(&c, id);
+  sha256_final(&c2, id2);
 }
 
 /* One Array being deflated: its unique chunks (in order of first
@@ -126,7 +144,8 @@ static int fo_array_build(fo_array *a, const record_item_spec *spec, uint64_t ch
   const unsigned char *data = spec->data.p;
   uint64_t len = spec->data.n, nchunks = len / chunk_size + (len % chunk_size != 0), off, body0 = text->n;
   uint32_t j, u;
-  unsigned char *mem;
+  int have_next = 0;
+  unsigned char *mem, next[SHA256_DIGEST_SIZE];
   memset(a, 0, sizeof(*a));
   if (nchunks > 0x3fffffff) return codec_fail(err, CODEC_TOOBIG, "too many chunks");
   mem = codec_malloc((nchunks ? nchunks : 1) * (SHA256_DIGEST_SIZE + 2 * sizeof(uint64_t)));
@@ -138,7 +157,15 @@ static int fo_array_build(fo_array *a, const record_item_spec *spec, uint64_t ch
   for (j = 0, off = 0; j < a->nchunks; j++, off += chunk_size) {
     unsigned char id[SHA256_DIGEST_SIZE];
     uint64_t clen = len - off < chunk_size ? len - off : chunk_size;
-    chunk_id(data + off, clen, id);
+    if (have_next) { /* hashed with the chunk before it */
+      memcpy(id, next, SHA256_DIGEST_SIZE);
+      have_next = 0;
+    } else if (clen == chunk_size && len - off - clen >= chunk_size) { /* two whole chunks: hash both */
+      chunk_id2(data + off, data + off + chunk_size, chunk_size, id, next);
+      have_next = 1;
+    } else {
+      chunk_id(data + off, clen, id);
+    }
     for (u = 0; u < a->nunique && memcmp(a->uid[u], id, SHA256_DIGEST_SIZE) != 0; u++) {
     }
     if (u == a->nunique) {

@@ -170,6 +170,54 @@ TEST(fo_deflate_chunks_and_shares_identical_objects) {
   buf_free(&blob);
 }
 
+/* Chunks are hashed two at a time when two whole ones are next to each
+** other (sha256_update2): every chunk id, paired or not, on both SHA-256
+** paths, must be SHA-256("ArrayChunk  <len>\0" + chunk). */
+TEST(fo_deflate_chunk_ids_paired_and_single) {
+  static const uint64_t sizes[] = {128, 200, 333, 999, 1000, 1001};
+  static const char *const keys[] = {"x"};
+  char data[1001], head[48];
+  const char *datas[1];
+  size_t i, s;
+  int path;
+  for (i = 0; i < 1000; i++) data[i] = (char)('!' + (i * 37 + i / 91) % 90);
+  data[1000] = 0;
+  datas[0] = data;
+  for (path = 0; path < 2; path++) {
+    sha256_force_portable(path);
+    for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+      buf_t blob;
+      record_t rec;
+      fo_tree t;
+      codec_err err;
+      uint64_t off, k, nchunks = (1000 + sizes[s] - 1) / sizes[s];
+      int rc;
+      buf_init(&blob, UINT64_MAX);
+      raw_record(&blob, keys, datas, 1);
+      record_init(&rec);
+      fo_tree_init(&t);
+      rc = record_parse(&rec, blob.p, blob.n, &err) == CODEC_OK ? fo_deflate(&t, &rec, sizes[s], &err) : -1;
+      for (k = 0, off = 0; rc == CODEC_OK && k < nchunks; k++, off += sizes[s]) {
+        uint64_t clen = 1000 - off < sizes[s] ? 1000 - off : sizes[s];
+        unsigned char want[SHA256_DIGEST_SIZE];
+        sha256_ctx c;
+        snprintf(head, sizeof(head), "ArrayChunk  %llu", (unsigned long long)clen);
+        sha256_init(&c);
+        sha256_update(&c, head, strlen(head) + 1);
+        sha256_update(&c, data + off, clen);
+        sha256_final(&c, want);
+        if (t.obj[k].type != FO_ARRAY_CHUNK || memcmp(t.obj[k].id, want, sizeof(want)) != 0) rc = -1;
+      }
+      fo_tree_free(&t);
+      record_clear(&rec);
+      buf_free(&blob);
+      if (rc != CODEC_OK) sha256_force_portable(0);
+      CHECK(rc == CODEC_OK);
+    }
+  }
+  sha256_force_portable(0);
+}
+
 /* Deflate blob, feed every object (last first) to a store, inflate. */
 static int round_trip(const unsigned char *blob, uint64_t n, uint64_t chunk_size, buf_t *out, codec_err *err) {
   record_t rec;
