@@ -18,6 +18,7 @@ Everything listens on 127.0.0.1 only, and every server started here is
 stopped by its pid, also when the test fails.
 """
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -113,7 +114,7 @@ class HranaError(Exception):
         self.code = code
 
 
-def pipeline(port, stmts, timeout=10):
+def pipeline(port, stmts, timeout=30):
     """Runs [(sql, args)] in one /v2/pipeline request; returns each statement's rows."""
     reqs = [{"type": "execute", "stmt": {"sql": sql, "args": [to_hrana(a) for a in args]}}
             for sql, args in stmts]
@@ -354,6 +355,13 @@ def test_sqld_primary_replica():
                  "slowest": 0.0}
         errors = []
         lock = threading.Lock()
+        # One insert in flight at a time (reads stay concurrent with it):
+        # sqld 0.24.32 can stall for good when a writer waiting for the write
+        # lock holds a WAL read lock that the auto-checkpoint (TRUNCATE) of
+        # another write waits for (libsql PR #1955, checkpoint starvation);
+        # seen in about 1 run in 20 here, at the first auto-checkpoint of the
+        # burst. SQLD_CONCURRENT_WRITES=1 sends the inserts unserialised.
+        write_lock = contextlib.nullcontext() if os.environ.get("SQLD_CONCURRENT_WRITES") else threading.Lock()
 
         def worker(t):
             mine = connect()  # this thread's rows, for the expectation
@@ -369,7 +377,8 @@ def test_sqld_primary_replica():
                 try:
                     if kind == 0:
                         args = update_args(trng, 2, t, f"t{t}c{i // 4}")
-                        query_busy(P, busy, UPDATE, *args)
+                        with write_lock:
+                            query_busy(P, busy, UPDATE, *args)
                         mine.execute(UPDATE, args)
                         rows.append(args[3:])
                         done["inserts"] += 1
@@ -424,7 +433,7 @@ def test_sqld_primary_replica():
         print(f"  {version}: primary and replica up in {t_up:.1f}s, replica caught up at {t_lag:.1f}s; "
               f"killed replica caught up {t_restart:.1f}s after restart")
         print(f"  burst: {THREADS} threads x {PER_THREAD} = {stats['requests']} requests "
-              f"({stats['inserts']} inserts, {stats['fedavg']} FedAvg, {stats['metadata']} metadata) "
+              f"({stats['inserts']} inserts{'' if os.environ.get('SQLD_CONCURRENT_WRITES') else ' one at a time'}, {stats['fedavg']} FedAvg, {stats['metadata']} metadata) "
               f"in {t_burst:.1f}s ({stats['requests'] / t_burst:.0f}/s), {stats['errors']} errors "
               f"({stats['busy retries']} SQLITE_BUSY answers retried), slowest {stats['slowest']:.2f}s; "
               f"total {time.monotonic() - started:.1f}s")
