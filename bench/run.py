@@ -237,6 +237,65 @@ def bench_fedavg(tmp, quick, bw_warm, bw_fresh):
            gbps / bw_warm >= 0.4)
 
 
+def bench_fedavg_floor(tmp, quick):
+    """ar_mean against SQLite alone handing over the same BLOBs, in memory
+    and in a file with 64 KiB pages, with one thread and with two."""
+    rows, cols = (256, 1024) if quick else (1024, 1024)
+    layers, clients, repeat = 6, 10, 7
+    rng = np.random.default_rng(5)
+    recs = []
+    for c in range(clients):
+        items = []
+        for i in range(layers):
+            items.append((f"layer{i}.weight", rng.standard_normal((rows, cols), dtype=np.float32)))
+            items.append((f"layer{i}.bias", rng.standard_normal(cols, dtype=np.float32)))
+        recs.append(record_bytes(items))
+    mb = len(recs[0]) / 1e6
+    print(f"== FedAvg against SQLite's floor: {clients} records of {mb:.1f} MB float32 "
+          f"({layers} arrays of {rows * cols} elements each)")
+    note(f"""floor: SELECT sum(length(substr(rec, 1, 1))) FROM updates (SQLite loads each BLOB, nothing more).
+             ar_mean with ar_threads(1) and ar_threads(2), in turns with the floor; best and median of {repeat}.""")
+    path = os.path.join(tmp, "floor.db")
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute("CREATE TABLE updates(id INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+    con.executemany("INSERT INTO updates(rec, n) VALUES (?, ?)", ((r, 100 + 37 * i) for i, r in enumerate(recs)))
+    con.commit()
+    con.close()
+    os.sync()
+    mem = Db(":memory:")
+    mem.run("CREATE TABLE updates(id INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+    for i, r in enumerate(recs):
+        mem.run(f"INSERT INTO updates(rec, n) VALUES (?1, {100 + 37 * i})", r)
+    del recs
+    before = int(mem.run("SELECT ar_threads()"))
+    for label, db in (("in memory", mem), ("file, 64 KiB pages", Db(path))):
+        def mean(n, db=db):
+            db.run(f"SELECT ar_threads({n})")
+            db.run("SELECT ar_mean(rec, n) FROM updates")
+        fns = [lambda db=db: db.run("SELECT sum(length(substr(rec, 1, 1))) FROM updates"),
+               lambda: mean(1), lambda: mean(2)]
+        for f in fns:
+            f()
+        times = [[] for _ in fns]
+        for _ in range(repeat):
+            for i, f in enumerate(fns):
+                t = time.perf_counter()
+                f()
+                times[i].append(time.perf_counter() - t)
+        best = [min(t) for t in times]
+        med = [sorted(t)[len(t) // 2] for t in times]
+        print(f"  {label}: floor {best[0] * 1e3:6.1f} ms (median {med[0] * 1e3:6.1f});"
+              f" ar_mean 1 thread {best[1] * 1e3:6.1f} ms (median {med[1] * 1e3:6.1f}),"
+              f" 2 threads {best[2] * 1e3:6.1f} ms (median {med[2] * 1e3:6.1f})")
+        for n in (1, 2):
+            r, rm = best[n] / best[0], med[n] / med[0]
+            report(f"FedAvg / floor, {label}, {n} thread{'s' if n > 1 else ''} (median {rm:.2f}x)", f"{r:.2f}x",
+                   "<= 2x", r <= 2, f"FedAvg time / SQLite floor, {label}, {n} thread{'s' if n > 1 else ''}")
+        db.run(f"SELECT ar_threads({before})")
+        db.close()
+
+
 def npy_buffer(arr):
     """(the .npy bytes of arr in a uint8 array, arr as a view of them)"""
     data = npy_bytes(arr)
@@ -424,6 +483,7 @@ def load():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="about 10x smaller data")
+    ap.add_argument("--only", choices=["fedavg_floor"], help="run this comparison alone")
     args = ap.parse_args()
     print(f"== {os.cpu_count()} cores, {load()} at the start"
           + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else ""))
@@ -431,8 +491,15 @@ def main():
     print(f"== memcpy of {MEMCPY_MB} MB on one core: {warm:.2f} GB/s into a mapped buffer, "
           f"{fresh:.2f} GB/s into a fresh one (page faults included)")
     tmp = tempfile.mkdtemp(prefix="arrayrecord-bench-", dir="/tmp")
+    if args.only:
+        try:
+            bench_fedavg_floor(tmp, args.quick)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     try:
         bench_fedavg(tmp, args.quick, warm, fresh)
+        bench_fedavg_floor(tmp, args.quick)
         bench_array_math(args.quick)
         bench_metadata(tmp, args.quick)
         bench_building(tmp, args.quick, warm, fresh)

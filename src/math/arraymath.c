@@ -7,10 +7,11 @@
 */
 #include "math/arraymath.h"
 
-
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "math/pool.h"
 
 #define SLOT ((size_t)KN_BLOCK * 16)
 #define SCRATCH(s, i) ((s) + (size_t)(i) * SLOT)
@@ -799,49 +800,99 @@ int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol
 
 /* --- accumulation ----------------------------------------------------------- */
 
-void am_axpy(const npy_array *a, int fortran, double w, double *acc, int first, unsigned char *scratch) {
-  dt_type t = a->dtype.type;
-  int cplx = dt_kind(t) == DT_KIND_COMPLEX;
-  am_iter it;
-  uint64_t pos;
-  size_t m;
-  am_iter_init(&it, a, fortran, 1);
-  for (pos = 0; pos < a->numel; pos += m) {
-    const unsigned char *p;
-    m = block_len(a->numel, pos);
-    p = am_iter_next(&it, m, scratch);
-    if (cplx) kn_axpy_c(t, p, w, acc + 2 * pos, m, first);
-    else kn_axpy(t, p, w, acc + pos, m, first);
+/* Start a walk at element pos (in walk order): for a gather walk, the
+** odometer's indices and storage offset at that position. */
+static void iter_seek(am_iter *it, uint64_t pos) {
+  int k;
+  it->pos = pos;
+  if (it->direct) return;
+  it->off = 0;
+  for (k = it->ndim - 1; k >= 0; k--) {
+    it->idx[k] = pos % it->shape[k];
+    pos /= it->shape[k];
+    it->off += it->idx[k] * it->stride[k];
   }
 }
 
-void am_add_int(const npy_array *a, int fortran, int64_t *acc, int first, unsigned char *scratch) {
+/* The accumulations are elementwise, so pool_run may split them among
+** threads at any block boundary and the result keeps its bits. */
+enum { ACC_AXPY, ACC_INT, ACC_MINMAX };
+
+typedef struct acc_job {
+  int kind, fortran, first, want_max;
+  const npy_array *a;
+  double w;
+  void *acc;
+} acc_job;
+
+static void acc_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  const acc_job *j = ctx;
+  const npy_array *a = j->a;
+  dt_type t = a->dtype.type;
+  int cplx = dt_kind(t) == DT_KIND_COMPLEX;
+  size_t size = dt_size(t), m;
   am_iter it;
   uint64_t pos;
-  size_t m;
-  int64_t *q = (int64_t *)(void *)SCRATCH(scratch, 1);
-  am_iter_init(&it, a, fortran, 1);
-  for (pos = 0; pos < a->numel; pos += m) {
-    m = block_len(a->numel, pos);
-    kn_to_i64(a->dtype.type, am_iter_next(&it, m, SCRATCH(scratch, 0)), q, m);
-    kn_add_i64(acc + pos, q, m, first);
+  am_iter_init(&it, a, j->fortran, 1);
+  iter_seek(&it, begin);
+  for (pos = begin; pos < end; pos += m) {
+    m = block_len(end, pos);
+    switch (j->kind) {
+      case ACC_AXPY: {
+        const unsigned char *p = am_iter_next(&it, m, scratch);
+        double *acc = j->acc;
+        if (cplx) kn_axpy_c(t, p, j->w, acc + 2 * pos, m, j->first);
+        else kn_axpy(t, p, j->w, acc + pos, m, j->first);
+        break;
+      }
+      case ACC_INT: {
+        int64_t *q = (int64_t *)(void *)SCRATCH(scratch, 1);
+        kn_to_i64(t, am_iter_next(&it, m, SCRATCH(scratch, 0)), q, m);
+        kn_add_i64((int64_t *)j->acc + pos, q, m, j->first);
+        break;
+      }
+      default: {
+        const unsigned char *p = am_iter_next(&it, m, scratch);
+        kn_elem_minmax(t, (unsigned char *)j->acc + pos * size, p, m, j->want_max);
+        break;
+      }
+    }
   }
+}
+
+static void acc_run(acc_job *j, unsigned char *scratch) { pool_run(j->a->numel, KN_BLOCK, acc_range, j, scratch); }
+
+void am_axpy(const npy_array *a, int fortran, double w, double *acc, int first, unsigned char *scratch) {
+  acc_job j = {ACC_AXPY, 0, 0, 0, NULL, 0, NULL};
+  j.fortran = fortran;
+  j.first = first;
+  j.a = a;
+  j.w = w;
+  j.acc = acc;
+  acc_run(&j, scratch);
+}
+
+void am_add_int(const npy_array *a, int fortran, int64_t *acc, int first, unsigned char *scratch) {
+  acc_job j = {ACC_INT, 0, 0, 0, NULL, 0, NULL};
+  j.fortran = fortran;
+  j.first = first;
+  j.a = a;
+  j.acc = acc;
+  acc_run(&j, scratch);
 }
 
 void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int want_max, int first,
                     unsigned char *scratch) {
-  size_t size = dt_size(a->dtype.type), m;
-  am_iter it;
-  uint64_t pos;
-  if (first) {
+  acc_job j = {ACC_MINMAX, 0, 0, 0, NULL, 0, NULL};
+  if (first) { /* a copy: one thread (a 2-d transpose is done in tiles) */
     am_copy_native(a, fortran, acc, scratch);
     return;
   }
-  am_iter_init(&it, a, fortran, 1);
-  for (pos = 0; pos < a->numel; pos += m) {
-    m = block_len(a->numel, pos);
-    kn_elem_minmax(a->dtype.type, acc + pos * size, am_iter_next(&it, m, scratch), m, want_max);
-  }
+  j.fortran = fortran;
+  j.want_max = want_max;
+  j.a = a;
+  j.acc = acc;
+  acc_run(&j, scratch);
 }
 
 void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigned char *scratch) {

@@ -204,6 +204,9 @@ static const char *fixed_queries[] = {
     "SELECT group_concat(o.type || o.object_id || length(o.content), ';') FROM fixed f, ar_objects(f.rec) o WHERE f.id IN (2, 7)",
     "SELECT hex(ar_mean(rec, n)) FROM (SELECT ar_inflate(o.object_id, o.content) rec, f.n FROM fixed f, ar_objects(f.rec) o "
     "GROUP BY f.id)",
+    /* arrays the thread pool splits (main sets its threshold low) */
+    "SELECT hex(ar_mean(ar('big', npy_add(npy(zeroblob(16384), 'float32', '[64, 64]'), npy_from_json(id || '', 'float32'))), n)) "
+    "|| hex(ar_max(ar('big', npy_add(npy(zeroblob(16384), 'int16', '[128, 64]'), npy_from_json(id || '', 'int16'))))) FROM fixed",
 };
 #define NFIXED ((int)(sizeof fixed_queries / sizeof fixed_queries[0]))
 static char *fixed_expected[NFIXED];
@@ -450,6 +453,10 @@ int main(int argc, char **argv) {
     printf("SKIP stress: this SQLite is built with SQLITE_THREADSAFE=0\n");
     return 0;
   }
+  /* The aggregates' thread pool (src/math/pool.c) splits arrays from 2048
+  ** elements on, so the pool is raced too. */
+  setenv("AR_THREADS", "2", 0);
+  setenv("AR_THREADS_MIN", "2048", 0);
   if (sqlite3_auto_extension((void (*)(void))sqlite3_arrayrecord_init) != SQLITE_OK) {
     printf("FAIL stress/auto_extension\n");
     return 1;
