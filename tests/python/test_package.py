@@ -270,7 +270,12 @@ def readme_quick_start():
 
 
 def test_pip_install_into_fresh_venv():
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "AR_EXTENSION", "PYTHONPATH")}
+    # A user's environment: none of the test run's own settings. Under make
+    # sanitize, make exports CC and CFLAGS (clang, -fsanitize=...), which
+    # setuptools would build the package with.
+    drop = ("LD_PRELOAD", "AR_EXTENSION", "PYTHONPATH", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+            "CC", "CFLAGS", "LDFLAGS", "CPPFLAGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     with tempfile.TemporaryDirectory() as tmp:
         src, venv = os.path.join(tmp, "src"), os.path.join(tmp, "venv")
         tree_copy(src)
