@@ -73,6 +73,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_aggregate_register,
     vtab_ar_stats_register,
     sql_repr_register,
+    sql_robust_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global
