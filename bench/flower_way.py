@@ -169,3 +169,62 @@ def fedavg(con):
             else:
                 aggregated[key] += value * weight
     return _serialize(aggregated)
+
+
+# --- Krum / MultiKrum and Bulyan (flwr/serverapp/strategy/multikrum.py, bulyan.py) ---
+
+def _table(con, table):
+    rows = []
+    for blob, n in con.execute(f"SELECT rec, n FROM {table}"):
+        items = _parse_standin(blob) if _PB is None else [(it.key, it.value.data) for it in _PB[0].FromString(blob).items]
+        rows.append((items, n))
+    return rows
+
+
+def _numpy(items):
+    return [np.load(io.BytesIO(data), allow_pickle=False) for _, data in items]
+
+
+def _select_multikrum(rows, f, k):
+    """select_multikrum with compute_distances, as Flower."""
+    flat_w = np.stack([np.concatenate(_numpy(items), axis=None).ravel() for items, _ in rows], axis=0)
+    norms = np.square(flat_w).sum(axis=1)
+    distance_matrix = norms[:, None] + norms[None, :] - 2 * flat_w @ flat_w.T
+    num_closest = max(1, len(rows) - f - 2)
+    closest = [np.argsort(d)[1:num_closest + 1].tolist() for d in distance_matrix]
+    scores = [np.sum(distance_matrix[i, closest[i]]) for i in range(len(distance_matrix))]
+    return [rows[i] for i in np.argsort(scores)[:k]]
+
+
+def krum(con, f, k, table="updates"):
+    """MultiKrum.aggregate_train's arrays: selection, then aggregate_arrayrecords."""
+    selected = _select_multikrum(_table(con, table), f, k)
+    total = sum(n for _, n in selected)
+    aggregated = {}
+    for items, n in selected:
+        weight = n / total
+        for key, data in items:
+            value = np.load(io.BytesIO(data), allow_pickle=False)
+            if key not in aggregated:
+                aggregated[key] = value * weight
+            else:
+                aggregated[key] += value * weight
+    return _serialize(aggregated)
+
+
+def bulyan(con, f, table="updates"):
+    """Bulyan.aggregate_train's arrays."""
+    rows = _table(con, table)
+    theta = len(rows) - 2 * f
+    beta = theta - 2 * f
+    selected = _select_multikrum(rows, f, theta)
+    keys = [k for k, _ in selected[0][0]]
+    nd = [_numpy(items) for items, _ in selected]
+    median = [np.median(arr, axis=0) for arr in zip(*nd)]
+    out = []
+    for layer_id, ref_layer in enumerate(median):
+        layer_stack = np.stack([w[layer_id] for w in nd])
+        diffs = np.abs(layer_stack - ref_layer)
+        idx = np.argpartition(diffs, beta - 1, axis=0)[:beta]
+        out.append(np.mean(np.take_along_axis(layer_stack, idx, axis=0), axis=0))
+    return _serialize(dict(zip(keys, out)))

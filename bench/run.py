@@ -13,6 +13,8 @@ side in one run and printed as ratios (never asserted anywhere).
               against a no-op C function over the same BLOB column.
   building    ar_agg building a ~100 MB record and ar_set into one, as a
               share of memcpy bandwidth.
+  robust      ar_krum and ar_bulyan over 20 client records of a 25 MB float32
+              model, against Flower's MultiKrum and Bulyan code on the same bytes.
   package     the Python package (bindings/python): to_record of a ~100 MB
               model as a share of memcpy bandwidth, and from_record(copy=False)
               of that record against reading its headers only.
@@ -296,6 +298,59 @@ def bench_fedavg_floor(tmp, quick):
         db.close()
 
 
+def bench_robust(tmp, quick):
+    """Krum and Bulyan: 20 clients x 25 MB float32 (2.5 MB quick)."""
+    rows = 20
+    numel = (25_000_000 if not quick else 2_500_000) // 4
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(numel, dtype=np.float32)
+    path = os.path.join(tmp, "robust.db")
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute("CREATE TABLE robust(id INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+    for c in range(rows):
+        x = base + np.float32(0.01 * (1 + c)) * rng.standard_normal(numel, dtype=np.float32)  # distinct scores
+        if c in (3, 11):
+            x = x + np.float32(5)  # two attackers
+        half = numel // 2
+        con.execute("INSERT INTO robust(rec, n) VALUES (?, ?)",
+                    (record_bytes([("fc.weight", x[:half].reshape(-1, 250)), ("fc.bias", x[half:])]), 10 + c))
+    con.commit()
+    con.close()
+    del base
+    os.sync()
+    print(f"== Krum and Bulyan: {rows} client records of a {numel * 4 / 1e6:.1f} MB float32 model, f = 2")
+    note("""Flower's way: rows fetched and parsed, select_multikrum (compute_distances: np.stack and a
+            float32 Gram matrix through BLAS), then aggregate_arrayrecords / Bulyan's median and
+            aggregate_n_closest_weights, serialized (bench/flower_way.py); best of 2, in turns.""")
+    db = Db(path)
+    flower_con = sqlite3.connect(path)
+    for p in PRAGMAS:
+        flower_con.execute(p)
+    t_krum, t_fkrum, t_bul, t_fbul = in_turns([
+        lambda: db.run("SELECT ar_krum(rec, n, 2, 3) FROM robust"),
+        lambda: flower_way.krum(flower_con, 2, 3, "robust"),
+        lambda: db.run("SELECT ar_bulyan(rec, 2) FROM robust"),
+        lambda: flower_way.bulyan(flower_con, 2, "robust"),
+    ], 2)
+    pycon = python_connection(path)
+    agree_k = pycon.execute("SELECT ar_allclose(ar_krum(rec, n, 2, 3), ?, 1e-6, 1e-7) FROM robust",
+                            (flower_way.krum(flower_con, 2, 3, "robust"),)).fetchone()[0]
+    agree_b = pycon.execute("SELECT ar_allclose(ar_bulyan(rec, 2), ?, 1e-6, 1e-7) FROM robust",
+                            (flower_way.bulyan(flower_con, 2, "robust"),)).fetchone()[0]
+    pycon.close()
+    db.close()
+    flower_con.close()
+    print(f"  {'SELECT ar_krum(rec, n, 2, 3) FROM robust':<76}{t_krum:6.3f} s")
+    print(f"  {'Flower way: MultiKrum (select_multikrum + aggregate_arrayrecords)':<76}{t_fkrum:6.3f} s"
+          f"  (agree: {'yes' if agree_k else 'NO'})")
+    print(f"  {'SELECT ar_bulyan(rec, 2) FROM robust':<76}{t_bul:6.3f} s")
+    print(f"  {'Flower way: Bulyan.aggregate_train (arrays)':<76}{t_fbul:6.3f} s"
+          f"  (agree: {'yes' if agree_b else 'NO'})")
+    report("Krum: speed-up over Flower's way", f"{t_fkrum / t_krum:.1f}x", ">= 3x", t_fkrum / t_krum >= 3)
+    report("Bulyan: speed-up over Flower's way", f"{t_fbul / t_bul:.1f}x", ">= 3x", t_fbul / t_bul >= 3)
+
+
 def npy_buffer(arr):
     """(the .npy bytes of arr in a uint8 array, arr as a view of them)"""
     data = npy_bytes(arr)
@@ -505,6 +560,7 @@ def main():
         bench_building(tmp, args.quick, warm, fresh)
         bench_package(args.quick, warm, fresh)
         bench_object_id(args.quick)
+        bench_robust(tmp, args.quick)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"== Every ratio and its target ({load()} at the end)")

@@ -74,6 +74,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     vtab_ar_stats_register,
     sql_repr_register,
     sql_threads_register,
+    sql_robust_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

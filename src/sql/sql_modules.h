@@ -22,5 +22,6 @@ int sql_aggregate_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_stats_register(sqlite3 *db, char **pzErrMsg);
 int sql_repr_register(sqlite3 *db, char **pzErrMsg);
 int sql_threads_register(sqlite3 *db, char **pzErrMsg);
+int sql_robust_register(sqlite3 *db, char **pzErrMsg);
 
 #endif

@@ -25,9 +25,13 @@ static void sql_dispatch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
+  return sql_register_flags(db, fns, count, SQL_PURE, pzErrMsg);
+}
+
+int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flags, char **pzErrMsg) {
   int i, rc;
   for (i = 0; i < count; i++) {
-    rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs, SQL_PURE, (void *)&fns[i],
+    rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs, flags, (void *)&fns[i],
                                     fns[i].xFunc ? sql_dispatch : NULL, fns[i].xStep, fns[i].xFinal, NULL);
     if (rc != SQLITE_OK) {
       if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", fns[i].name, sqlite3_errstr(rc));

@@ -23,6 +23,9 @@
 /* Every function and aggregate: UTF-8, same result for same input, and no
 ** side effects, so it is safe in views, triggers, indexes and CHECKs. */
 #define SQL_PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+/* The one exception: a function whose result is random on purpose
+** (ar_add_noise without a seed). Still free of side effects. */
+#define SQL_VOLATILE (SQLITE_UTF8 | SQLITE_INNOCUOUS)
 
 /* One SQL function for the registration table. */
 typedef struct sql_function {
@@ -39,6 +42,8 @@ typedef struct sql_function {
 ** any argument is NULL, without its xFunc being called. On failure sets
 ** *pzErrMsg naming the function that failed. */
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
+/* sql_register with other flags (SQL_VOLATILE). */
+int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flags, char **pzErrMsg);
 /* Register an eponymous table-valued function: module's client data is its
 ** CREATE TABLE statement (see sql_vtab_connect). Errors as sql_register. */
 int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *module, const char *schema,
