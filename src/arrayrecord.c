@@ -72,6 +72,8 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_record_math_register,
     sql_aggregate_register,
     vtab_ar_stats_register,
+    sql_recorddict_register,
+    vtab_record_dict_register,
 };
 
 int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {

@@ -20,5 +20,7 @@ int sql_math_register(sqlite3 *db, char **pzErrMsg);
 int sql_record_math_register(sqlite3 *db, char **pzErrMsg);
 int sql_aggregate_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_stats_register(sqlite3 *db, char **pzErrMsg);
+int sql_recorddict_register(sqlite3 *db, char **pzErrMsg);
+int vtab_record_dict_register(sqlite3 *db, char **pzErrMsg);
 
 #endif
