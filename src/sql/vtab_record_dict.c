@@ -112,8 +112,12 @@ static void result_nitems(sqlite3_context *ctx, const record_dict_cursor *cur, c
     sqlite3_result_error_nomem(ctx);
   } else if (rc) {
     char *msg = sqlite3_mprintf("record_dict: %s", err.msg);
-    sqlite3_result_error(ctx, msg ? msg : err.msg, -1);
-    sqlite3_free(msg);
+    if (!msg) {
+      sqlite3_result_error_nomem(ctx);
+    } else {
+      sqlite3_result_error(ctx, msg, -1);
+      sqlite3_free(msg);
+    }
   } else {
     sqlite3_result_int(ctx, n);
   }
