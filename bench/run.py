@@ -40,6 +40,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -442,6 +443,52 @@ def bench_metadata(tmp, quick):
     db.close()
 
 
+def _pb_varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def _pb_len(field, body):
+    return _pb_varint(field << 3 | 2) + _pb_varint(len(body)) + body
+
+
+def bench_recorddict_metadata(tmp, quick):
+    """record_dict and rd_value over RecordDicts (a reply's content: a ~1 MB
+    ArrayRecord and a MetricRecord), against the no-op over the same column."""
+    nrec = 100 if quick else 1000
+    arrays, per = 10, 25_000
+    rng = np.random.default_rng(4)
+    rec = record_bytes([(f"block{i}.weight", rng.standard_normal(per, dtype=np.float32)) for i in range(arrays)])
+    metrics = (_pb_len(1, _pb_len(1, b"num-examples") + _pb_len(2, b"\x10" + _pb_varint(2 * 1280)))
+               + _pb_len(1, _pb_len(1, b"loss") + _pb_len(2, b"\x09" + struct.pack("<d", 0.5))))
+    content = (_pb_len(1, _pb_len(1, b"arrays") + _pb_len(2, rec))
+               + _pb_len(1, _pb_len(1, b"metrics") + _pb_len(3, metrics)))
+    path = os.path.join(tmp, "rdmeta.db")
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, rd BLOB)")
+    con.executemany("INSERT INTO t(rd) VALUES (?)", ((content,) for _ in range(nrec)))
+    con.commit()
+    con.close()
+    os.sync()
+    print(f"== RecordDict metadata over {nrec} RecordDicts of {len(content) / 1e6:.2f} MB (an ArrayRecord and a "
+          "MetricRecord each): time / no-op C function")
+    db = Db(path)
+    noop = "SELECT sum(noop(rd)) FROM t"
+    for label, sql in [
+        ("SELECT name, kind, nitems FROM t, record_dict(t.rd)",
+         "SELECT sum(length(d.name) + length(d.kind) + d.nitems) FROM t, record_dict(t.rd) d"),
+        ("rd_value(rd, 'metrics', 'num-examples')", "SELECT sum(rd_value(rd, 'metrics', 'num-examples')) FROM t"),
+    ]:
+        t, t_noop = in_turns([lambda: db.run(sql), lambda: db.run(noop)], 7)
+        report(f"{label:<52} {t * 1e3:5.1f} ms / {t_noop * 1e3:5.1f} ms", f"{t / t_noop:.2f}x", "<= 1.2x",
+               t / t_noop <= 1.2, f"metadata time / no-op: {label}")
+    db.close()
+
+
 def bench_building(tmp, quick, bw_warm, bw_fresh):
     narrays, per = 100, (25_000 if quick else 250_000)
     rng = np.random.default_rng(3)
@@ -557,6 +604,7 @@ def main():
         bench_fedavg_floor(tmp, args.quick)
         bench_array_math(args.quick)
         bench_metadata(tmp, args.quick)
+        bench_recorddict_metadata(tmp, args.quick)
         bench_building(tmp, args.quick, warm, fresh)
         bench_package(args.quick, warm, fresh)
         bench_object_id(args.quick)

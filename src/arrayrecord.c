@@ -75,6 +75,8 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_repr_register,
     sql_threads_register,
     sql_robust_register,
+    sql_recorddict_register,
+    vtab_record_dict_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

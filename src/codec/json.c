@@ -656,3 +656,5 @@ int json_parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec
 int json_parse_newshape(const char *s, uint64_t n, int *ndim, int64_t *shape, codec_err *err) {
   return parse_shape(s, n, ndim, shape, 1, err);
 }
+
+double json_strtod(const char *s) { return strtod_json(s); }

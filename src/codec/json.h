@@ -30,6 +30,9 @@ void json_put_value(buf_t *out, const dt_value *v, dt_type t);
 ** out must hold 32 bytes. */
 void json_format_float(char *out, double v, int bits);
 
+/* strtod of JSON number text (a '.' decimal point whatever the locale);
+** s is NUL-terminated, at most 511 bytes. */
+double json_strtod(const char *s);
 /* Append a whole C-order payload as nested lists (scalar for ndim 0). */
 void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim,
                     const int64_t *shape);

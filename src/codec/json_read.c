@@ -318,3 +318,9 @@ int json_str_eq(const json_str *s, const char *lit) {
   }
   return o == len;
 }
+
+int json_number(json_reader *r, int *integral, int *negative) {
+  int c = json_peek(r);
+  if (c != '-' && (c < '0' || c > '9')) return json_fail(r, "expected a number");
+  return scan_number(r, integral, negative);
+}

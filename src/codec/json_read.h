@@ -61,6 +61,9 @@ int json_next_key(json_reader *r, int *more, json_str *key);
 int json_string(json_reader *r, json_str *out);
 /* A non-negative integer without fraction or exponent that fits uint64. */
 int json_uint(json_reader *r, uint64_t *out);
+/* A number token of any kind, scanned (not converted): it is the text from
+** the position json_peek left to r->pos. *integral: no fraction or exponent. */
+int json_number(json_reader *r, int *integral, int *negative);
 /* Skip one value of any kind. */
 int json_skip(json_reader *r);
 /* Only white space may remain. */
