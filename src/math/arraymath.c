@@ -900,3 +900,46 @@ void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigne
   am_iter_init(&it, a, fortran, 1);
   copy_walk(&it, a, dst, scratch);
 }
+
+/* --- compensated accumulation, for the window aggregates ---------------- */
+
+/* One addition of p into the triple (s, c, c2): s is the running sum as
+** plain addition gives it, c collects the rounding errors of s (TwoSum,
+** exact), c2 those of c. s + c + c2 then stays the exact sum up to c2's own
+** rounding, which is far below an ulp of the result even after values like
+** 1e30 have come and gone many times. */
+static void comp_add(double *s, double *c, double *c2, double p) {
+  double t = *s + p, bp = t - *s, e = (*s - (t - bp)) + (p - bp);
+  double u = *c + e, bu = u - *c, e2 = (*c - (u - bu)) + (e - bu);
+  *s = t;
+  *c = u;
+  *c2 += e2;
+}
+
+void am_comp_add(double *s, double *c, double *c2, double p) { comp_add(s, c, c2, p); }
+
+double am_comp_value(double s, double c, double c2) {
+  double t = s + c, bt = t - s, e = (s - (t - bt)) + (c - bt);
+  return t + (e + c2);
+}
+
+void am_axpy_comp(const npy_array *a, int fortran, double w, double *s, double *c, double *c2,
+                  unsigned char *scratch) {
+  dt_type t = a->dtype.type;
+  int cplx = dt_kind(t) == DT_KIND_COMPLEX;
+  double *x = (double *)(void *)SCRATCH(scratch, 1); /* 2 * KN_BLOCK doubles */
+  am_iter it;
+  uint64_t pos;
+  size_t m, i, n;
+  am_iter_init(&it, a, fortran, 1);
+  for (pos = 0; pos < a->numel; pos += m) {
+    const unsigned char *p;
+    uint64_t at = cplx ? 2 * pos : pos;
+    m = block_len(a->numel, pos);
+    p = am_iter_next(&it, m, SCRATCH(scratch, 0));
+    if (cplx) kn_to_c128(t, p, x, m);
+    else kn_to_f64(t, p, x, m);
+    n = cplx ? 2 * m : m;
+    for (i = 0; i < n; i++) comp_add(s + at + i, c + at + i, c2 + at + i, w * x[i]);
+  }
+}

@@ -173,4 +173,14 @@ void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int wan
 /* a's elements, native byte order, in the given order, into dst. */
 void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigned char *scratch);
 
+/* Compensated sums for the window aggregates, which add and remove rows: a
+** sum is the triple (s, c, c2) — s as plain addition gives it, c and c2 the
+** rounding errors of s and of c — so removing a row leaves no drift.
+** am_axpy_comp adds w * a elementwise (complex arrays as (re, im) pairs);
+** am_comp_add adds one number; am_comp_value rounds a triple to a double. */
+void am_axpy_comp(const npy_array *a, int fortran, double w, double *s, double *c, double *c2,
+                  unsigned char *scratch);
+void am_comp_add(double *s, double *c, double *c2, double p);
+double am_comp_value(double s, double c, double c2);
+
 #endif

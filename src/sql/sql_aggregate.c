@@ -24,8 +24,8 @@
 ** ar_stack need every value: they keep each row's arrays (native byte order,
 ** C order) until the end, at most SQLITE_LIMIT_LENGTH bytes of them.
 */
+#include "sql/sql_aggregate.h"
 #include "sql/sql_modules.h"
-#include "sql/sql_util.h"
 SQLITE_EXTENSION_INIT3
 
 #include <math.h>
@@ -36,45 +36,7 @@ SQLITE_EXTENSION_INIT3
 #include "codec/keyset.h"
 #include "math/arraymath.h"
 
-enum { AGG_SUM, AGG_MEAN, AGG_MIN, AGG_MAX, AGG_MEDIAN, AGG_TRIMMED, AGG_STACK };
-
-/* Keeps every row (the order statistics and stack) rather than accumulating. */
-#define KEEPS_ROWS(op) ((op) >= AGG_MEDIAN)
-
-typedef struct agg_key {
-  codec_span key;     /* into st->arena once the layout is complete */
-  uint64_t key_at; /* offset of the key in st->arena */
-  dt_type type;    /* element type of every row */
-  dt_type out;     /* result type */
-  int fortran;     /* memory order accumulated (and of the result) */
-  int ndim;
-  int64_t *shape;  /* ndim dimensions, in st->dims */
-  uint64_t numel;
-  uint64_t at;     /* offset of its accumulator, or of its slice of a kept row */
-  uint64_t bytes;  /* size of the accumulator or slice */
-} agg_key;
-
-typedef struct agg_state {
-  int started, failed;
-  int64_t row, cur, first_row; /* rows seen; the current one; the one that fixed the layout */
-  uint64_t nrows;         /* records aggregated */
-  int nkeys;
-  agg_key *keys;
-  int64_t *dims;
-  buf_t arena; /* key bytes */
-  keyset_t index; /* key -> position, built when a row has another order */
-  unsigned char *scratch;
-  double total_weight, beta;
-  /* accumulating aggregates: [gap | accumulators], see the file comment;
-  ** a result buffer, so the result can be handed to SQLite as it is */
-  buf_t mem;
-  uint64_t gap, result_size;
-  /* aggregates keeping rows: every row's arrays, one row after another */
-  buf_t kept;
-  uint64_t row_bytes;
-} agg_state;
-
-static void agg_free(agg_state *st) {
+void agg_free(agg_state *st) {
   codec_free(st->keys);
   codec_free(st->dims);
   buf_free(&st->arena);
@@ -82,21 +44,18 @@ static void agg_free(agg_state *st) {
   codec_free(st->scratch);
   buf_free(&st->mem);
   buf_free(&st->kept);
+  codec_free(st->comp);
   st->keys = NULL;
   st->dims = NULL;
   st->scratch = NULL;
+  st->comp = NULL;
 }
 
 /* One convention for failure inside the aggregates: the helper that meets an
 ** error reports it at once through agg_fail or agg_nomem, which remember it
 ** (later steps do nothing, xFinal only cleans up) and return 0; a helper
 ** returns 1 when it worked. */
-static int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...) {
+int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...) {
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
@@ -107,13 +66,21 @@ static int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...) {
   return 0;
 }
 
-static int agg_nomem(sqlite3_context *ctx, agg_state *st) {
+int agg_nomem(sqlite3_context *ctx, agg_state *st) {
   st->failed = 1;
   sqlite3_result_error_nomem(ctx);
   return 0;
 }
 
 static const char *quote(char *q, codec_span key) { return codec_quote(q, CODEC_QUOTE_MAX, key.p, key.n); }
+
+/* "key 'w'" in messages, or "the array" for the per-array form. */
+static const char *key_name(char *q, const agg_state *st, codec_span key) {
+  char k[CODEC_QUOTE_MAX];
+  if (st->npy) return "the array";
+  sqlite3_snprintf(CODEC_QUOTE_MAX + 8, q, "key '%s'", quote(k, key));
+  return q;
+}
 
 /* --- the layout ---------------------------------------------------------- */
 
@@ -123,7 +90,8 @@ static int result_type(int op, dt_type t) {
   switch (op) {
     case AGG_SUM: /* np.sum promotes integers to the 64-bit type of their sign */
       return kind == DT_KIND_UINT ? DT_UINT64 : kind == DT_KIND_INT || kind == DT_KIND_BOOL ? DT_INT64 : (int)t;
-    case AGG_MEAN: return kind == DT_KIND_FLOAT || kind == DT_KIND_COMPLEX ? (int)t : DT_FLOAT64;
+    case AGG_MEAN:
+    case AGG_EMA: return kind == DT_KIND_FLOAT || kind == DT_KIND_COMPLEX ? (int)t : DT_FLOAT64;
     case AGG_MIN:
     case AGG_MAX: return kind == DT_KIND_COMPLEX ? -1 : (int)t;
     case AGG_MEDIAN:
@@ -136,6 +104,11 @@ static int result_type(int op, dt_type t) {
 static size_t acc_size(int op, dt_type t) {
   if (op == AGG_MIN || op == AGG_MAX || KEEPS_ROWS(op)) return dt_size(t);
   return dt_kind(t) == DT_KIND_COMPLEX ? 16 : 8;
+}
+
+int agg_float_acc(int op, const agg_key *k) {
+  char kind = dt_kind(k->out);
+  return (op == AGG_SUM || op == AGG_MEAN || op == AGG_EMA) && kind != DT_KIND_INT && kind != DT_KIND_UINT;
 }
 
 /* The result array of key k (rows = the number of records, for stack). */
@@ -156,18 +129,31 @@ static void key_result(const agg_state *st, int op, const agg_key *k, npy_array 
   res->nbytes = res->numel * dt_size(k->out); /* bounded by memory already held */
 }
 
+/* The bytes key k's result adds to the result: a record item, or the whole
+** .npy file for the per-array form. */
+static uint64_t out_size(const agg_state *st, codec_span key, const npy_array *res) {
+  if (st->npy) return npy_header_size(res->dtype, res->ndim, res->shape, res->fortran_order) + res->nbytes;
+  return array_result_size(key, res);
+}
+
+/* Write key k's framing and header; returns where its payload goes. */
+static unsigned char *out_begin(const agg_state *st, buf_t *out, codec_span key, const npy_array *res) {
+  return st->npy ? npy_begin(out, res) : array_begin_result(out, key, res);
+}
+
 /* Fix the layout from the first record (its arrays are valid: opened).
 ** Returns 1, or 0 after reporting the error. */
 static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_t *rec, const npy_array *arrays) {
   uint64_t total = 0, ndims = 0, acc = 0;
   int i;
-  char q[CODEC_QUOTE_MAX], name[DT_NAME_MAX];
+  char q[CODEC_QUOTE_MAX + 8], name[DT_NAME_MAX];
   st->nkeys = rec->n;
   for (i = 0; i < rec->n; i++) ndims += (uint64_t)arrays[i].ndim;
   st->keys = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(agg_key));
   st->dims = codec_malloc((ndims ? ndims : 1) * sizeof(int64_t));
   st->scratch = am_scratch();
   if (!st->keys || !st->dims || !st->scratch) return agg_nomem(ctx, st);
+  st->laid_out = 1;
   ndims = 0;
   for (i = 0; i < rec->n; i++) {
     agg_key *k = &st->keys[i];
@@ -176,7 +162,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_
     k->key = rec->items[i].key;
     if (out < 0) {
       dt_name(a->dtype, name);
-      return agg_fail(ctx, st, "key '%s': complex arrays have no order (dtype %s)", quote(q, k->key), name);
+      return agg_fail(ctx, st, "%s: complex arrays have no order (dtype %s)", key_name(q, st, k->key), name);
     }
     k->key_at = st->arena.n;
     buf_append(&st->arena, k->key.p, k->key.n);
@@ -194,7 +180,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_
       npy_array res;
       uint64_t size;
       key_result(st, op, k, &res);
-      size = array_result_size(k->key, &res);
+      size = out_size(st, k->key, &res);
       if (size_add(total, size, &total) || size_add(st->gap, size - res.nbytes, &st->gap)) goto toobig;
       /* gap: the items' framing and .npy headers */
     }
@@ -213,6 +199,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_
   }
   if (total > sql_limit(ctx)) goto toobig;
   st->result_size = total;
+  st->acc_bytes = acc;
   st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned (gap <= total: no overflow) */
   buf_init_result(&st->mem, UINT64_MAX); /* checked against SQLite's limit above */
   if (size_add(st->gap, acc, &total)) goto toobig;
@@ -233,6 +220,22 @@ static void agg_keys_home(agg_state *st) {
 
 /* --- one row --------------------------------------------------------------- */
 
+agg_state *agg_get(sqlite3_context *ctx) {
+  agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return NULL;
+  }
+  if (!st->started) {
+    st->started = 1;
+    st->npy = (SQL_OP(ctx) & AGG_NPY) != 0;
+    buf_init(&st->arena, UINT64_MAX);
+    keyset_init(&st->index);
+    buf_init(&st->kept, UINT64_MAX);
+  }
+  return st;
+}
+
 /* The layout position of item `it` (at position i of its record) into *pos,
 ** -1 when the layout has no such key. */
 static int key_position(sqlite3_context *ctx, agg_state *st, const record_item *it, int i, int *pos) {
@@ -249,19 +252,19 @@ static int key_position(sqlite3_context *ctx, agg_state *st, const record_item *
   return 1;
 }
 
-static void shape_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k, const npy_array *a) {
-  char q[CODEC_QUOTE_MAX], s1[80], s2[80];
-  agg_fail(ctx, st, "key '%s' has shape %s in row %lld but %s in row %lld", quote(q, k->key),
-           am_shape_str(s1, sizeof(s1), a->ndim, a->shape), (long long)st->cur,
-           am_shape_str(s2, sizeof(s2), k->ndim, k->shape), (long long)st->first_row);
+static int shape_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k, const npy_array *a, int64_t row) {
+  char q[CODEC_QUOTE_MAX + 8], s1[80], s2[80];
+  return agg_fail(ctx, st, "%s has shape %s in row %lld but %s in row %lld", key_name(q, st, k->key),
+                  am_shape_str(s1, sizeof(s1), a->ndim, a->shape), (long long)row,
+                  am_shape_str(s2, sizeof(s2), k->ndim, k->shape), (long long)st->first_row);
 }
 
-static void dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k, const npy_array *a) {
-  char q[CODEC_QUOTE_MAX], n1[DT_NAME_MAX], n2[DT_NAME_MAX];
+static int dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k, const npy_array *a, int64_t row) {
+  char q[CODEC_QUOTE_MAX + 8], n1[DT_NAME_MAX], n2[DT_NAME_MAX];
   dt_name(a->dtype, n1);
   strcpy(n2, dt_type_name(k->type));
-  agg_fail(ctx, st, "key '%s' has dtype %s in row %lld but %s in row %lld", quote(q, k->key), n1, (long long)st->cur,
-           n2, (long long)st->first_row);
+  return agg_fail(ctx, st, "%s has dtype %s in row %lld but %s in row %lld", key_name(q, st, k->key), n1,
+                  (long long)row, n2, (long long)st->first_row);
 }
 
 /* Fold one array into key k's accumulator (or kept slice at `kept`). */
@@ -270,6 +273,10 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
   /* Rows kept: no accumulators; every array empty: no memory at all (and
   ** no arithmetic on NULL). */
   unsigned char *acc = KEEPS_ROWS(op) || !st->mem.p ? NULL : st->mem.p + st->gap + k->at;
+  if (st->win && op != AGG_EMA && agg_float_acc(op, k)) { /* compensated sums */
+    agg_add_comp(st, k, a, w);
+    return;
+  }
   switch (op) {
     case AGG_SUM:
       if (dt_kind(k->out) == DT_KIND_INT || dt_kind(k->out) == DT_KIND_UINT) {
@@ -279,6 +286,14 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
       am_axpy(a, k->fortran, 1.0, (double *)(void *)acc, first, st->scratch);
       break;
     case AGG_MEAN: am_axpy(a, k->fortran, w, (double *)(void *)acc, first, st->scratch); break;
+    case AGG_EMA: /* w is alpha: ema = alpha * x + (1 - alpha) * ema */
+      if (!first && acc) {
+        double *e = (double *)(void *)acc, keep = 1.0 - w;
+        uint64_t j, n = k->bytes / 8;
+        for (j = 0; j < n; j++) e[j] *= keep;
+      }
+      am_axpy(a, k->fortran, first ? 1.0 : w, (double *)(void *)acc, first, st->scratch);
+      break;
     case AGG_MIN:
     case AGG_MAX: am_elem_minmax(a, k->fortran, acc, op == AGG_MAX, first, st->scratch); break;
     default:
@@ -287,145 +302,165 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
   }
 }
 
-/* A weight or beta argument: a finite number. */
-static int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, const char *what, double *out) {
+int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, const char *what, int64_t row, double *out) {
   int t = sqlite3_value_type(v);
   if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) {
     return agg_fail(ctx, st, t == SQLITE_NULL ? "%s is NULL in row %lld" : "%s must be a number (row %lld)", what,
-                    (long long)st->cur);
+                    (long long)row);
   }
   *out = sqlite3_value_double(v);
-  if (!isfinite(*out)) return agg_fail(ctx, st, "%s must be finite (row %lld)", what, (long long)st->cur);
+  if (!isfinite(*out)) return agg_fail(ctx, st, "%s must be finite (row %lld)", what, (long long)row);
   return 1;
 }
 
-/* The row's record (not NULL), as sql_arg_record reads it but with errors
-** naming the row. */
-static int agg_record(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, record_t *rec) {
+/* The row's value (not NULL) parsed, as sql_arg_record (or sql_arg_npy for
+** the per-array form) reads it but with errors naming the row; *arrays is
+** allocated for its items, followed by an int per item for agg_positions.
+** For the per-array form rec holds one item with an empty key and
+** arrays[0] is the array. */
+static int agg_parse(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, record_t *rec, npy_array **arrays,
+                     int64_t row) {
   codec_span blob;
   codec_err err;
-  int rc;
+  int rc, n;
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
-    sql_blob_type_problem(&err, v, 0, "a record");
-    return agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
+    sql_blob_type_problem(&err, v, 0, st->npy ? "a .npy" : "a record");
+    return agg_fail(ctx, st, "row %lld: %s", (long long)row, err.msg);
   }
   if (sql_blob_span(v, &blob) != SQLITE_OK) return agg_nomem(ctx, st);
-  if ((rc = record_parse(rec, blob.p, blob.n, &err)) != CODEC_OK) {
+  if (st->npy) {
+    rec->n = 1;
+    memset(&rec->items[0], 0, sizeof(rec->items[0]));
+    rec->items[0].key.p = (const unsigned char *)"";
+  } else if ((rc = record_parse(rec, blob.p, blob.n, &err)) != CODEC_OK) {
     if (rc == CODEC_NOMEM) return agg_nomem(ctx, st);
-    return agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
+    return agg_fail(ctx, st, "row %lld: %s", (long long)row, err.msg);
   }
+  n = rec->n ? rec->n : 1;
+  if (!(*arrays = codec_malloc((uint64_t)n * (sizeof(npy_array) + sizeof(int))))) return agg_nomem(ctx, st);
+  if (st->npy && (rc = sql_npy_parse(blob.p, blob.n, &(*arrays)[0], &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM) return agg_nomem(ctx, st);
+    return agg_fail(ctx, st, "row %lld: %s", (long long)row, err.msg);
+  }
+  return 1;
+}
+
+/* The parsed row's arrays opened and checked against the layout (fixed by
+** the first row); pos (after the arrays) gets each item's layout position. */
+static int agg_check(sqlite3_context *ctx, agg_state *st, int op, const record_t *rec, npy_array *arrays,
+                     int64_t row) {
+  int *pos = AGG_POSITIONS(rec, arrays), i, rc;
+  codec_err err;
+  char q[CODEC_QUOTE_MAX];
+  for (i = 0; !st->npy && i < rec->n; i++) {
+    if ((rc = array_open(&rec->items[i], i, &arrays[i], &err)) != CODEC_OK) {
+      if (rc == CODEC_NOMEM) return agg_nomem(ctx, st);
+      return agg_fail(ctx, st, "row %lld: %s", (long long)row, err.msg);
+    }
+  }
+  if (!st->laid_out) {
+    st->first_row = row;
+    if (!agg_layout(ctx, st, op, rec, arrays)) return 0;
+    agg_keys_home(st);
+  }
+  for (i = 0; i < rec->n; i++) {
+    const npy_array *a = &arrays[i];
+    const agg_key *k;
+    if (!key_position(ctx, st, &rec->items[i], i, &pos[i])) return 0;
+    if (pos[i] < 0) {
+      return agg_fail(ctx, st, "key '%s' is in row %lld but not in row %lld", quote(q, rec->items[i].key),
+                      (long long)row, (long long)st->first_row);
+    }
+    k = &st->keys[pos[i]];
+    if (a->dtype.type != k->type) return dtype_mismatch(ctx, st, k, a, row);
+    if (a->ndim != k->ndim || memcmp(a->shape, k->shape, sizeof(int64_t) * (size_t)a->ndim))
+      return shape_mismatch(ctx, st, k, a, row);
+  }
+  if (rec->n != st->nkeys) {
+    /* Every key of this row is known, so one of the layout's is missing. */
+    for (i = 0; i < st->nkeys; i++) {
+      if (record_find(rec, st->keys[i].key.p, st->keys[i].key.n) < 0)
+        return agg_fail(ctx, st, "key '%s' is missing from row %lld", quote(q, st->keys[i].key), (long long)row);
+    }
+  }
+  return 1;
+}
+
+int agg_read_row(sqlite3_context *ctx, agg_state *st, int op, sqlite3_value *v, record_t *rec, npy_array **arrays,
+                 int64_t row) {
+  return agg_parse(ctx, st, v, rec, arrays, row) && agg_check(ctx, st, op, rec, *arrays, row);
+}
+
+/* The per-row number of ar_mean (weight), ar_trimmed_mean (beta) and
+** ar_ema (alpha) into *w (1 when there is none). */
+static int agg_row_number(sqlite3_context *ctx, agg_state *st, int op, int argc, sqlite3_value **argv, double *w) {
+  double x;
+  *w = 1;
+  if (op == AGG_MEAN && argc > 1) return agg_number(ctx, st, argv[1], "weight", st->cur, w);
+  if (op == AGG_EMA) {
+    if (!agg_number(ctx, st, argv[1], "alpha", st->cur, w)) return 0;
+    if (!(*w > 0 && *w <= 1)) return agg_fail(ctx, st, "alpha must be in (0, 1], got %g (row %lld)", *w, (long long)st->cur);
+    return 1;
+  }
+  if (op != AGG_TRIMMED) return 1;
+  if (!agg_number(ctx, st, argv[1], "beta", st->cur, &x)) return 0;
+  if (!(x >= 0 && x < 0.5)) return agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", x, (long long)st->cur);
+  if (st->nrows && x != st->beta) {
+    return agg_fail(ctx, st, "beta must be the same in every row (%g in row %lld, %g before)", x, (long long)st->cur,
+                    st->beta);
+  }
+  st->beta = x;
   return 1;
 }
 
 static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
-  int op = SQL_OP(ctx), i, rc;
+  agg_state *st = agg_get(ctx);
+  int op = SQL_OP(ctx) & AGG_OP_MASK, i, *pos;
   npy_array *arrays = NULL;
   unsigned char *kept = NULL;
-  double w = 1;
+  double w;
   record_t rec;
-  codec_err err;
-  char q[CODEC_QUOTE_MAX];
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (!st->started) {
-    st->started = 1;
-    buf_init(&st->arena, UINT64_MAX);
-    keyset_init(&st->index);
-    buf_init(&st->kept, UINT64_MAX);
-  }
+  if (!st) return;
   st->cur = st->row++;
   if (st->failed || sqlite3_value_type(argv[0]) == SQLITE_NULL) return; /* NULL record: skipped */
   record_init(&rec);
-  if (!agg_record(ctx, st, argv[0], &rec)) goto fail;
-  if (op == AGG_MEAN && argc > 1 && !agg_number(ctx, st, argv[1], "weight", &w)) goto fail;
-  if (op == AGG_TRIMMED) {
-    double beta;
-    if (!agg_number(ctx, st, argv[1], "beta", &beta)) goto fail;
-    if (!(beta >= 0 && beta < 0.5)) {
-      agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", beta, (long long)st->cur);
-      goto fail;
-    }
-    if (st->nrows && beta != st->beta) {
-      agg_fail(ctx, st, "beta must be the same in every row (%g in row %lld, %g before)", beta, (long long)st->cur,
-               st->beta);
-      goto fail;
-    }
-    st->beta = beta;
-  }
-  if (!(arrays = codec_malloc((uint64_t)(rec.n ? rec.n : 1) * sizeof(npy_array)))) goto nomem;
-  for (i = 0; i < rec.n; i++) {
-    if ((rc = array_open(&rec.items[i], i, &arrays[i], &err)) != CODEC_OK) {
-      if (rc == CODEC_NOMEM) goto nomem;
-      agg_fail(ctx, st, "row %lld: %s", (long long)st->cur, err.msg);
-      goto fail;
-    }
-  }
-  if (!st->nrows) {
-    st->first_row = st->cur;
-    if (!agg_layout(ctx, st, op, &rec, arrays)) goto fail;
-    agg_keys_home(st);
-  }
+  if (!agg_parse(ctx, st, argv[0], &rec, &arrays, st->cur) || !agg_row_number(ctx, st, op, argc, argv, &w) ||
+      !agg_check(ctx, st, op, &rec, arrays, st->cur))
+    goto done;
+  pos = AGG_POSITIONS(&rec, arrays);
+  if (st->win && !agg_win_begin(ctx, st, op)) goto done;
   if (KEEPS_ROWS(op)) {
     if (st->nrows >= (uint64_t)INT32_MAX) { /* Flower's shapes are int32 */
       agg_fail(ctx, st, "more than %d rows", INT32_MAX);
-      goto fail;
+      goto done;
     }
     if (st->row_bytes && !(kept = buf_extend(&st->kept, st->row_bytes))) {
-      if (st->kept.rc != CODEC_TOOBIG) goto nomem;
+      if (st->kept.rc != CODEC_TOOBIG) {
+        agg_nomem(ctx, st);
+        goto done;
+      }
       agg_fail(ctx, st, "the rows kept would exceed SQLITE_LIMIT_LENGTH (%llu bytes) at row %lld",
                (unsigned long long)st->kept.limit, (long long)st->cur);
-      goto fail;
+      goto done;
     }
   }
-  for (i = 0; i < rec.n; i++) {
-    const record_item *it = &rec.items[i];
-    const npy_array *a = &arrays[i];
-    int k;
-    if (!key_position(ctx, st, it, i, &k)) goto fail;
-    if (k < 0) {
-      agg_fail(ctx, st, "key '%s' is in row %lld but not in row %lld", quote(q, it->key), (long long)st->cur,
-               (long long)st->first_row);
-      goto fail;
-    }
-    if (a->dtype.type != st->keys[k].type) {
-      dtype_mismatch(ctx, st, &st->keys[k], a);
-      goto fail;
-    }
-    if (a->ndim != st->keys[k].ndim || memcmp(a->shape, st->keys[k].shape, sizeof(int64_t) * (size_t)a->ndim)) {
-      shape_mismatch(ctx, st, &st->keys[k], a);
-      goto fail;
-    }
-    agg_add(st, op, &st->keys[k], a, w, kept);
+  for (i = 0; i < rec.n; i++) agg_add(st, op, &st->keys[pos[i]], &arrays[i], w, kept);
+  if (st->win) {
+    if (!st->nrows) st->total_weight = st->tw_c = st->tw_c2 = 0; /* the frame was empty */
+    am_comp_add(&st->total_weight, &st->tw_c, &st->tw_c2, w);
+  } else {
+    st->total_weight += w;
   }
-  if (rec.n != st->nkeys) {
-    /* Every key of this row is known, so one of the layout's is missing. */
-    for (i = 0; i < st->nkeys; i++) {
-      if (record_find(&rec, st->keys[i].key.p, st->keys[i].key.n) < 0) {
-        agg_fail(ctx, st, "key '%s' is missing from row %lld", quote(q, st->keys[i].key), (long long)st->cur);
-        goto fail;
-      }
-    }
-  }
-  st->total_weight += w;
   st->nrows++;
-  codec_free(arrays);
-  record_clear(&rec);
-  return;
-nomem:
-  agg_nomem(ctx, st);
-fail:
-  st->failed = 1;
+done:
   codec_free(arrays);
   record_clear(&rec);
 }
 
 /* --- results --------------------------------------------------------------- */
 
-/* ar_sum, ar_mean, ar_min, ar_max: write the result over the accumulators
-** (see the file comment) and hand that memory to SQLite. */
+/* ar_sum, ar_mean, ar_ema, ar_min, ar_max: write the result over the
+** accumulators (see the file comment) and hand that memory to SQLite. */
 static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
   buf_t out;
   int i;
@@ -445,8 +480,8 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
     npy_array res;
     unsigned char *dst;
     key_result(st, op, k, &res);
-    dst = array_begin_result(&out, k->key, &res); /* never reallocates: the result fits */
-    if (op == AGG_MIN || op == AGG_MAX || dt_kind(k->out) == DT_KIND_INT || dt_kind(k->out) == DT_KIND_UINT) {
+    dst = out_begin(st, &out, k->key, &res); /* never reallocates: the result fits */
+    if (!agg_float_acc(op, k)) {
       if (res.nbytes) memmove(dst, acc, (size_t)res.nbytes); /* same size, dst <= acc */
     } else {
       kn_div_store(k->out, (const double *)(const void *)acc, dt_kind(k->out) == DT_KIND_COMPLEX,
@@ -454,6 +489,37 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
     }
   }
   sql_result_buf(ctx, &out, 0);
+}
+
+void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, const double *const *acc, double div) {
+  buf_t out;
+  int i;
+  if (!st->result_size) {
+    sqlite3_result_zeroblob(ctx, 0);
+    return;
+  }
+  sql_buf_init(ctx, &out);
+  if (buf_reserve(&out, st->result_size) != CODEC_OK) {
+    sql_result_buf(ctx, &out, 0);
+    return;
+  }
+  for (i = 0; i < st->nkeys; i++) {
+    const agg_key *k = &st->keys[i];
+    const unsigned char *a = acc ? (const unsigned char *)acc[i] : st->mem.p + st->gap + k->at;
+    npy_array res;
+    unsigned char *dst;
+    key_result(st, op, k, &res);
+    dst = out_begin(st, &out, k->key, &res); /* reserved above */
+    if (!res.nbytes) continue;
+    if (!agg_float_acc(op, k)) memcpy(dst, a, (size_t)res.nbytes);
+    else kn_div_store(k->out, (const double *)(const void *)a, dt_kind(k->out) == DT_KIND_COMPLEX, div, dst, (size_t)k->numel);
+  }
+  sql_result_buf(ctx, &out, 0);
+}
+
+/* The kept row r of the frame. */
+static const unsigned char *kept_row(const agg_state *st, uint64_t r) {
+  return st->kept.p + (st->dropped + r) * st->row_bytes;
 }
 
 /* ar_median, ar_trimmed_mean: for blocks of elements, gather each element's
@@ -476,10 +542,10 @@ static int finish_order_stat(agg_state *st, int op, buf_t *out) {
     npy_array res;
     unsigned char *dst;
     key_result(st, op, k, &res);
-    if (!(dst = array_begin_result(out, k->key, &res))) break;
+    if (!(dst = out_begin(st, out, k->key, &res))) break;
     for (e = 0; e < k->numel; e += m) {
       m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-      for (r = 0; r < n; r++) kn_to_f64(k->type, st->kept.p + r * st->row_bytes + k->at + e * size, cols + r * block, m);
+      for (r = 0; r < n; r++) kn_to_f64(k->type, kept_row(st, r) + k->at + e * size, cols + r * block, m);
       for (j = 0; j < m; j++) {
         for (r = 0; r < n; r++) vals[r] = cols[r * block + j];
         res_block[j] = op == AGG_MEDIAN ? kn_median(vals, (size_t)n) : kn_trimmed_mean(vals, (size_t)n, (size_t)cut);
@@ -499,58 +565,73 @@ static void finish_stack(agg_state *st, buf_t *out) {
     npy_array res;
     unsigned char *dst;
     key_result(st, AGG_STACK, k, &res);
-    if (!(dst = array_begin_result(out, k->key, &res))) return;
+    if (!(dst = out_begin(st, out, k->key, &res))) return;
     if (!k->bytes) continue; /* an empty array: nothing kept, nothing to copy */
-    for (r = 0; r < st->nrows; r++) memcpy(dst + r * k->bytes, st->kept.p + r * st->row_bytes + k->at, (size_t)k->bytes);
+    for (r = 0; r < st->nrows; r++) memcpy(dst + r * k->bytes, kept_row(st, r) + k->at, (size_t)k->bytes);
   }
+}
+
+void agg_result_kept(sqlite3_context *ctx, agg_state *st, int op) {
+  uint64_t total = 0;
+  buf_t out;
+  int i;
+  /* The result is a new buffer, sized first. */
+  for (i = 0; i < st->nkeys; i++) {
+    npy_array res;
+    key_result(st, op, &st->keys[i], &res);
+    if (size_add(total, out_size(st, st->keys[i].key, &res), &total)) {
+      sqlite3_result_error_toobig(ctx);
+      return;
+    }
+  }
+  sql_buf_init(ctx, &out);
+  if (buf_reserve(&out, total) == CODEC_OK) {
+    if (op == AGG_STACK) finish_stack(st, &out);
+    else if (finish_order_stat(st, op, &out) == CODEC_NOMEM) out.rc = CODEC_NOMEM;
+  }
+  sql_result_buf(ctx, &out, 0);
 }
 
 static void agg_final(sqlite3_context *ctx) {
   agg_state *st = sqlite3_aggregate_context(ctx, 0);
-  int op = SQL_OP(ctx), i, rc;
-  buf_t out;
+  int op = SQL_OP(ctx) & AGG_OP_MASK;
   if (!st) return; /* no rows: NULL */
   if (st->failed || !st->nrows) goto done;
-  if (!KEEPS_ROWS(op)) {
-    finish_in_place(ctx, st, op);
-    goto done;
-  }
-  /* Rows are kept: the result is a new buffer, sized first. */
-  {
-    uint64_t total = 0;
-    for (i = 0; i < st->nkeys; i++) {
-      npy_array res;
-      key_result(st, op, &st->keys[i], &res);
-      if (size_add(total, array_result_size(st->keys[i].key, &res), &total)) {
-        sqlite3_result_error_toobig(ctx);
-        goto done;
-      }
-    }
-    sql_buf_init(ctx, &out);
-    if (buf_reserve(&out, total) == CODEC_OK) {
-      if (op == AGG_STACK) {
-        finish_stack(st, &out);
-      } else if ((rc = finish_order_stat(st, op, &out)) == CODEC_NOMEM) {
-        out.rc = CODEC_NOMEM;
-      }
-    }
-    sql_result_buf(ctx, &out, 0);
-  }
+  if (KEEPS_ROWS(op)) agg_result_kept(ctx, st, op);
+  else if (st->win && op != AGG_EMA) agg_result_comp(ctx, st, op); /* a window's last value */
+  else finish_in_place(ctx, st, op);
 done:
   agg_free(st);
 }
 
+/* ar_min and ar_max have no window form: a row cannot leave a running
+** minimum. The others do (sql_window.c); their npy_agg_* forms take one
+** .npy per row (an array_record value) and give a .npy. */
 static const sql_function aggregate_functions[] = {
-    {"ar_sum", 1, NULL, agg_step, agg_final, AGG_SUM},
-    {"ar_mean", 1, NULL, agg_step, agg_final, AGG_MEAN},
-    {"ar_mean", 2, NULL, agg_step, agg_final, AGG_MEAN},
     {"ar_min", 1, NULL, agg_step, agg_final, AGG_MIN},
     {"ar_max", 1, NULL, agg_step, agg_final, AGG_MAX},
-    {"ar_median", 1, NULL, agg_step, agg_final, AGG_MEDIAN},
-    {"ar_trimmed_mean", 2, NULL, agg_step, agg_final, AGG_TRIMMED},
-    {"ar_stack", 1, NULL, agg_step, agg_final, AGG_STACK},
+    {"npy_agg_min", 1, NULL, agg_step, agg_final, AGG_MIN | AGG_NPY},
+    {"npy_agg_max", 1, NULL, agg_step, agg_final, AGG_MAX | AGG_NPY},
+};
+
+static const sql_window_function window_functions[] = {
+    {{"ar_sum", 1, NULL, agg_step, agg_final, AGG_SUM}, agg_value, agg_inverse},
+    {{"ar_mean", 1, NULL, agg_step, agg_final, AGG_MEAN}, agg_value, agg_inverse},
+    {{"ar_mean", 2, NULL, agg_step, agg_final, AGG_MEAN}, agg_value, agg_inverse},
+    {{"ar_ema", 2, NULL, agg_step, agg_final, AGG_EMA}, agg_value, agg_inverse},
+    {{"ar_median", 1, NULL, agg_step, agg_final, AGG_MEDIAN}, agg_value, agg_inverse},
+    {{"ar_trimmed_mean", 2, NULL, agg_step, agg_final, AGG_TRIMMED}, agg_value, agg_inverse},
+    {{"ar_stack", 1, NULL, agg_step, agg_final, AGG_STACK}, agg_value, agg_inverse},
+    {{"npy_agg_sum", 1, NULL, agg_step, agg_final, AGG_SUM | AGG_NPY}, agg_value, agg_inverse},
+    {{"npy_agg_mean", 1, NULL, agg_step, agg_final, AGG_MEAN | AGG_NPY}, agg_value, agg_inverse},
+    {{"npy_agg_mean", 2, NULL, agg_step, agg_final, AGG_MEAN | AGG_NPY}, agg_value, agg_inverse},
+    {{"npy_agg_ema", 2, NULL, agg_step, agg_final, AGG_EMA | AGG_NPY}, agg_value, agg_inverse},
+    {{"npy_agg_median", 1, NULL, agg_step, agg_final, AGG_MEDIAN | AGG_NPY}, agg_value, agg_inverse},
+    {{"npy_agg_trimmed_mean", 2, NULL, agg_step, agg_final, AGG_TRIMMED | AGG_NPY}, agg_value, agg_inverse},
+    {{"npy_agg_stack", 1, NULL, agg_step, agg_final, AGG_STACK | AGG_NPY}, agg_value, agg_inverse},
 };
 
 int sql_aggregate_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, aggregate_functions, pzErrMsg);
+  int rc = SQL_REGISTER_TABLE(db, aggregate_functions, pzErrMsg);
+  return rc == SQLITE_OK ? SQL_REGISTER_WINDOW_TABLE(db, window_functions, pzErrMsg) : rc;
 }

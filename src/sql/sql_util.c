@@ -41,6 +41,20 @@ int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flag
   return SQLITE_OK;
 }
 
+int sql_register_window(sqlite3 *db, const sql_window_function *fns, int count, char **pzErrMsg) {
+  int i, rc;
+  for (i = 0; i < count; i++) {
+    const sql_function *f = &fns[i].f;
+    rc = sqlite3_create_window_function(db, f->name, f->nargs, SQL_PURE, (void *)f, f->xStep, f->xFinal,
+                                        fns[i].xValue, fns[i].xInverse, NULL);
+    if (rc != SQLITE_OK) {
+      if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", f->name, sqlite3_errstr(rc));
+      return rc;
+    }
+  }
+  return SQLITE_OK;
+}
+
 int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *module, const char *schema,
                         char **pzErrMsg) {
   int rc = sqlite3_create_module(db, name, module, (void *)schema);

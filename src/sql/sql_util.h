@@ -37,6 +37,18 @@ typedef struct sql_function {
   int op; /* free for the implementation */
 } sql_function;
 
+/* An aggregate that also works as a window function (OVER ...): xValue
+** gives the current frame's result without ending the aggregate, xInverse
+** removes the frame's oldest row. A type of its own rather than two more
+** fields of sql_function, so the plain tables need no new initializers; the
+** entry's user data is &f, so SQL_ENTRY, SQL_FNAME and SQL_OP work as for
+** any function. */
+typedef struct sql_window_function {
+  sql_function f; /* xFunc NULL; xStep and xFinal as for an aggregate */
+  void (*xValue)(sqlite3_context *);
+  void (*xInverse)(sqlite3_context *, int, sqlite3_value **);
+} sql_window_function;
+
 /* Register a table of functions (user data = the entry, which must outlive
 ** the connection: keep tables static). A scalar function returns NULL when
 ** any argument is NULL, without its xFunc being called. On failure sets
@@ -44,6 +56,11 @@ typedef struct sql_function {
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
 /* sql_register with other flags (SQL_VOLATILE). */
 int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flags, char **pzErrMsg);
+/* Register a table of window functions (sqlite3_create_window_function),
+** errors as sql_register. */
+int sql_register_window(sqlite3 *db, const sql_window_function *fns, int count, char **pzErrMsg);
+#define SQL_REGISTER_WINDOW_TABLE(db, table, pzErrMsg) \
+  sql_register_window((db), (table), (int)(sizeof(table) / sizeof((table)[0])), (pzErrMsg))
 /* Register an eponymous table-valued function: module's client data is its
 ** CREATE TABLE statement (see sql_vtab_connect). Errors as sql_register. */
 int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *module, const char *schema,

@@ -14,7 +14,7 @@ def registered_in_sources():
     names = set()
     for f in FILES:
         with open(os.path.join(ROOT, "src", "sql", f)) as fh:
-            names |= set(re.findall(r'^\s*\{"([a-z_0-9]+)", -?\d+,', fh.read(), re.M))
+            names |= set(re.findall(r'^\s*\{+"([a-z_0-9]+)", -?\d+,', fh.read(), re.M))
     return names
 
 
