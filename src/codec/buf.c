@@ -154,3 +154,23 @@ int buf_grow(void *items, uint32_t *cap, size_t elem) {
   *cap = ncap;
   return CODEC_OK;
 }
+
+void *buf_push_item(void *items, int *n, int *cap, const void *small, size_t elem) {
+  unsigned char *old, *p;
+  memcpy(&old, items, sizeof(old)); /* items is a T **, read as void * */
+  if (*n == *cap) {
+    int ncap = *cap * 2;
+    if (ncap > 0x3fffffff) return NULL;
+    if (old == (const unsigned char *)small) {
+      p = codec_malloc((uint64_t)ncap * elem);
+      if (p) memcpy(p, small, (size_t)*cap * elem);
+    } else {
+      p = codec_realloc(old, (uint64_t)ncap * elem);
+    }
+    if (!p) return NULL;
+    memcpy(items, &p, sizeof(p));
+    *cap = ncap;
+    old = p;
+  }
+  return old + (size_t)(*n)++ * elem;
+}

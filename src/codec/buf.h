@@ -62,4 +62,10 @@ void buf_free(buf_t *b);
 **   if (v->n == v->cap && buf_grow(&v->items, &v->cap, sizeof(*v->items))) ... */
 int buf_grow(void *items, uint32_t *cap, size_t elem);
 
+/* Append one elem-byte item to an array that starts in inline storage
+** (`small`, *cap items) and moves to the heap when it outgrows it; *items
+** is a T * read and written through this void * (like buf_grow). Returns the
+** new item (uninitialised), or NULL when out of memory (array unchanged). */
+void *buf_push_item(void *items, int *n, int *cap, const void *small, size_t elem);
+
 #endif

@@ -96,3 +96,45 @@ int keyset_put(keyset_t *ks, const void *key, uint64_t n, int value) {
   ks->count++;
   return CODEC_OK;
 }
+
+static codec_span key_at(const void *items, int i, size_t stride, size_t key_off) {
+  codec_span k;
+  memcpy(&k, (const unsigned char *)items + (size_t)i * stride + key_off, sizeof(k));
+  return k;
+}
+
+int keyset_find_duplicate(const void *items, int n, size_t stride, size_t key_off, int *first, int *second) {
+  keyset_t ks;
+  int i, j, rc = CODEC_OK;
+  *first = *second = -1;
+  if (n <= 16) {
+    for (i = 1; i < n; i++) {
+      codec_span a = key_at(items, i, stride, key_off);
+      for (j = 0; j < i; j++) {
+        codec_span b = key_at(items, j, stride, key_off);
+        if (a.n == b.n && memcmp(a.p, b.p, (size_t)a.n) == 0) {
+          *first = j;
+          *second = i;
+          return CODEC_OK;
+        }
+      }
+    }
+    return CODEC_OK;
+  }
+  keyset_init(&ks);
+  for (i = 0; i < n; i++) {
+    codec_span a = key_at(items, i, stride, key_off);
+    int seen = keyset_get(&ks, a.p, a.n);
+    if (seen >= 0) {
+      *first = seen;
+      *second = i;
+      break;
+    }
+    if (keyset_put(&ks, a.p, a.n, i)) {
+      rc = CODEC_NOMEM;
+      break;
+    }
+  }
+  keyset_free(&ks);
+  return rc;
+}

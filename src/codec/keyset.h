@@ -31,4 +31,10 @@ int keyset_get(const keyset_t *ks, const void *key, uint64_t n);
 /* Store key -> value (key must not be present). CODEC_OK or CODEC_NOMEM. */
 int keyset_put(keyset_t *ks, const void *key, uint64_t n, int value);
 
+/* The first repeated key among n items of `stride` bytes each, whose
+** codec_span key sits `key_off` bytes into the item: *first and *second are
+** the two positions, *second -1 when every key is unique. Small sets are
+** compared pairwise, larger ones through a keyset. CODEC_OK or CODEC_NOMEM. */
+int keyset_find_duplicate(const void *items, int n, size_t stride, size_t key_off, int *first, int *second);
+
 #endif

@@ -8,6 +8,7 @@
 #include "codec/keyset.h"
 #include "codec/pb.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -151,52 +152,18 @@ void record_clear(record_t *rec) {
   record_init(rec);
 }
 
-static record_item *record_push(record_t *rec) {
-  if (rec->n == rec->cap) {
-    int cap = rec->cap * 2;
-    record_item *p;
-    if (cap > 0x3fffffff) return NULL;
-    if (rec->items == rec->small) {
-      p = codec_malloc((uint64_t)cap * sizeof(record_item));
-      if (p) memcpy(p, rec->small, sizeof(rec->small));
-    } else {
-      p = codec_realloc(rec->items, (uint64_t)cap * sizeof(record_item));
-    }
-    if (!p) return NULL;
-    rec->items = p;
-    rec->cap = cap;
-  }
-  return &rec->items[rec->n++];
-}
-
-static int key_eq(const record_item *a, const record_item *b) {
-  return a->key.n == b->key.n && memcmp(a->key.p, b->key.p, (size_t)a->key.n) == 0;
-}
-
 static int duplicate_error(const record_t *rec, int first, int second, codec_err *err) {
   char q[CODEC_QUOTE_MAX];
   codec_quote(q, sizeof(q), rec->items[second].key.p, rec->items[second].key.n);
   return codec_fail(err, CODEC_CORRUPT, "record has duplicate key '%s' (items %d and %d)", q, first, second);
 }
 
-/* Keys must be unique: pairwise for small records, a hash set otherwise. */
+/* Keys must be unique. */
 static int check_unique_keys(const record_t *rec, codec_err *err) {
-  keyset_t ks;
-  int i, j, rc = CODEC_OK;
-  if (rec->n <= 16) {
-    for (i = 1; i < rec->n; i++)
-      for (j = 0; j < i; j++)
-        if (key_eq(&rec->items[i], &rec->items[j])) return duplicate_error(rec, j, i, err);
-    return CODEC_OK;
-  }
-  keyset_init(&ks);
-  for (i = 0; i < rec->n && rc == CODEC_OK; i++) {
-    int first = keyset_get(&ks, rec->items[i].key.p, rec->items[i].key.n);
-    if (first >= 0) rc = duplicate_error(rec, first, i, err);
-    else if (keyset_put(&ks, rec->items[i].key.p, rec->items[i].key.n, i)) rc = codec_nomem(err);
-  }
-  keyset_free(&ks);
-  return rc;
+  int first, second;
+  if (keyset_find_duplicate(rec->items, rec->n, sizeof(record_item), offsetof(record_item, key), &first, &second))
+    return codec_nomem(err);
+  return second < 0 ? CODEC_OK : duplicate_error(rec, first, second, err);
 }
 
 /* An item whose length runs past the end of the blob: find its key among
@@ -249,7 +216,7 @@ static int record_parse_items(record_t *rec, const unsigned char *blob, uint64_t
         }
         return rc;
       }
-      if (!(it = record_push(rec))) return codec_nomem(err);
+      if (!(it = buf_push_item(&rec->items, &rec->n, &rec->cap, rec->small, sizeof(*it)))) return codec_nomem(err);
       if ((rc = pb_item(blob, s, s + len, it, &ctx)) != CODEC_OK) return rc;
       it->offset = at;
     } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {

@@ -9,6 +9,7 @@
 #include "codec/pb.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #define RD_BLOB "record dict"
@@ -69,24 +70,6 @@ void recorddict_clear(recorddict_t *rd) {
   recorddict_init(rd);
 }
 
-static recorddict_item *push(recorddict_t *rd) {
-  if (rd->n == rd->cap) {
-    int cap = rd->cap * 2;
-    recorddict_item *p;
-    if (cap > 0x3fffffff) return NULL;
-    if (rd->items == rd->small) {
-      p = codec_malloc((uint64_t)cap * sizeof(recorddict_item));
-      if (p) memcpy(p, rd->small, sizeof(rd->small));
-    } else {
-      p = codec_realloc(rd->items, (uint64_t)cap * sizeof(recorddict_item));
-    }
-    if (!p) return NULL;
-    rd->items = p;
-    rd->cap = cap;
-  }
-  return &rd->items[rd->n++];
-}
-
 static int dup_error(const recorddict_t *rd, int first, int second, codec_err *err) {
   char q[CODEC_QUOTE_MAX];
   codec_quote(q, sizeof(q), rd->items[second].name.p, rd->items[second].name.n);
@@ -94,24 +77,11 @@ static int dup_error(const recorddict_t *rd, int first, int second, codec_err *e
 }
 
 static int check_unique(const recorddict_t *rd, codec_err *err) {
-  keyset_t ks;
-  int i, j, rc = CODEC_OK;
-  if (rd->n <= 16) {
-    for (i = 1; i < rd->n; i++)
-      for (j = 0; j < i; j++)
-        if (rd->items[i].name.n == rd->items[j].name.n &&
-            memcmp(rd->items[i].name.p, rd->items[j].name.p, (size_t)rd->items[i].name.n) == 0)
-          return dup_error(rd, j, i, err);
-    return CODEC_OK;
-  }
-  keyset_init(&ks);
-  for (i = 0; i < rd->n && rc == CODEC_OK; i++) {
-    int first = keyset_get(&ks, rd->items[i].name.p, rd->items[i].name.n);
-    if (first >= 0) rc = dup_error(rd, first, i, err);
-    else if (keyset_put(&ks, rd->items[i].name.p, rd->items[i].name.n, i)) rc = codec_nomem(err);
-  }
-  keyset_free(&ks);
-  return rc;
+  int first, second;
+  if (keyset_find_duplicate(rd->items, rd->n, sizeof(recorddict_item), offsetof(recorddict_item, name), &first,
+                            &second))
+    return codec_nomem(err);
+  return second < 0 ? CODEC_OK : dup_error(rd, first, second, err);
 }
 
 int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, codec_err *err) {
@@ -130,7 +100,7 @@ int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, co
       ctx.item = rd->n;
       if (wt != PB_WT_LEN) return pb_wrong_type(&ctx, "RecordDict.items", wt, at);
       if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) return rc;
-      if (!(it = push(rd))) return codec_nomem(err);
+      if (!(it = buf_push_item(&rd->items, &rd->n, &rd->cap, rd->small, sizeof(*it)))) return codec_nomem(err);
       if ((rc = parse_item(it, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
       it->offset = at;
     } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 static const unsigned char empty_bytes[1] = {0};
@@ -261,24 +262,6 @@ void valrec_clear(valrec_t *vr) {
   valrec_init(vr);
 }
 
-static valrec_item *push(valrec_t *vr) {
-  if (vr->n == vr->cap) {
-    int cap = vr->cap * 2;
-    valrec_item *p;
-    if (cap > 0x3fffffff) return NULL;
-    if (vr->items == vr->small) {
-      p = codec_malloc((uint64_t)cap * sizeof(valrec_item));
-      if (p) memcpy(p, vr->small, sizeof(vr->small));
-    } else {
-      p = codec_realloc(vr->items, (uint64_t)cap * sizeof(valrec_item));
-    }
-    if (!p) return NULL;
-    vr->items = p;
-    vr->cap = cap;
-  }
-  return &vr->items[vr->n++];
-}
-
 static int dup_error(const valrec_t *vr, const char *name, int first, int second, codec_err *err) {
   char q[CODEC_QUOTE_MAX];
   codec_quote(q, sizeof(q), vr->items[second].key.p, vr->items[second].key.n);
@@ -286,24 +269,10 @@ static int dup_error(const valrec_t *vr, const char *name, int first, int second
 }
 
 static int check_unique(const valrec_t *vr, const char *name, codec_err *err) {
-  keyset_t ks;
-  int i, j, rc = CODEC_OK;
-  if (vr->n <= 16) {
-    for (i = 1; i < vr->n; i++)
-      for (j = 0; j < i; j++)
-        if (vr->items[i].key.n == vr->items[j].key.n &&
-            memcmp(vr->items[i].key.p, vr->items[j].key.p, (size_t)vr->items[i].key.n) == 0)
-          return dup_error(vr, name, j, i, err);
-    return CODEC_OK;
-  }
-  keyset_init(&ks);
-  for (i = 0; i < vr->n && rc == CODEC_OK; i++) {
-    int first = keyset_get(&ks, vr->items[i].key.p, vr->items[i].key.n);
-    if (first >= 0) rc = dup_error(vr, name, first, i, err);
-    else if (keyset_put(&ks, vr->items[i].key.p, vr->items[i].key.n, i)) rc = codec_nomem(err);
-  }
-  keyset_free(&ks);
-  return rc;
+  int first, second;
+  if (keyset_find_duplicate(vr->items, vr->n, sizeof(valrec_item), offsetof(valrec_item, key), &first, &second))
+    return codec_nomem(err);
+  return second < 0 ? CODEC_OK : dup_error(vr, name, first, second, err);
 }
 
 int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end,
@@ -324,7 +293,7 @@ int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t s
       ctx.item = vr->n;
       if (wt != PB_WT_LEN) return pb_wrong_type(&ctx, "items", wt, at);
       if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) return rc;
-      if (!(it = push(vr))) return codec_nomem(err);
+      if (!(it = buf_push_item(&vr->items, &vr->n, &vr->cap, vr->small, sizeof(*it)))) return codec_nomem(err);
       if ((rc = parse_item(it, config, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
       it->offset = at;
     } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {
