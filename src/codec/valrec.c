@@ -367,6 +367,8 @@ static void put_elem(buf_t *out, int t, const valrec_elem *e) {
   }
 }
 
+void valrec_scalar_json(buf_t *out, int type, const valrec_elem *e) { put_elem(out, type, e); }
+
 void valrec_value_json(buf_t *out, const valrec_item *item) {
   if (VALREC_IS_LIST(item->type)) {
     valrec_iter it;

@@ -108,6 +108,9 @@ int valrec_iter_next(valrec_iter *it, valrec_elem *e);
 /* JSON: the whole record as an object, or one item's value. */
 void valrec_to_json(buf_t *out, const valrec_t *vr);
 void valrec_value_json(buf_t *out, const valrec_item *item);
+/* One scalar of a scalar type (VALREC_DOUBLE ... VALREC_BYTES) in the same
+** spelling, for other messages' values (message.h's Scalars). */
+void valrec_scalar_json(buf_t *out, int type, const valrec_elem *e);
 
 /* A JSON object text as a record's canonical bytes, appended to out.
 ** `what` names the text in messages ("rd_set argument 4"). Errors name the
