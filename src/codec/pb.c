@@ -115,6 +115,26 @@ int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at) {
   return blob_error(ctx, what, at);
 }
 
+int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start,
+                 uint64_t *len) {
+  int rc;
+  while (r->pos < r->end) {
+    uint64_t f;
+    int wt;
+    *at = r->pos;
+    ctx->item = -1;
+    ctx->key.p = NULL;
+    if ((rc = pb_tag(r, ctx, &f, &wt)) != CODEC_OK) return rc;
+    if (f == 1) {
+      ctx->item = item;
+      if (wt != PB_WT_LEN) return pb_wrong_type(ctx, field, wt, *at);
+      return (rc = pb_len(r, ctx, start, len)) != CODEC_OK ? rc : PB_ITEM;
+    }
+    if ((rc = pb_skip(r, ctx, f, wt, 0, *at)) != CODEC_OK) return rc;
+  }
+  return CODEC_OK;
+}
+
 unsigned pb_varint_size(uint64_t v) {
   unsigned n = 1;
   while (v >= 0x80) {

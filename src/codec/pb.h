@@ -55,6 +55,13 @@ int pb_len(pb_reader *r, const pb_ctx *ctx, uint64_t *start, uint64_t *len);
 int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, uint64_t tag_at);
 /* "<blob> has wrong wire type <wt> for <field>". */
 int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at);
+/* The next entry of a message's `repeated Item items = 1` (other fields
+** skipped; `field` names it in messages): PB_ITEM with its tag at *at, its
+** payload at [*start, *start + *len) and ctx->item = item; CODEC_OK at the
+** end of the message; or the error. */
+#define PB_ITEM (-1)
+int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start,
+                 uint64_t *len);
 
 /* --- writing (canonical: what protobuf's own serializer writes) ----------- */
 

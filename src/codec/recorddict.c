@@ -87,27 +87,16 @@ static int check_unique(const recorddict_t *rd, codec_err *err) {
 int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, codec_err *err) {
   pb_reader r = {blob, 0, n};
   pb_ctx ctx = {err, RD_BLOB, -1, {NULL, 0}};
+  uint64_t at, s, len;
   int rc;
   rd->n = 0;
-  while (r.pos < r.end) {
-    uint64_t field, at = r.pos, s, len;
-    int wt;
-    ctx.item = -1;
-    ctx.key.p = NULL;
-    if ((rc = pb_tag(&r, &ctx, &field, &wt)) != CODEC_OK) return rc;
-    if (field == 1) {
-      recorddict_item *it;
-      ctx.item = rd->n;
-      if (wt != PB_WT_LEN) return pb_wrong_type(&ctx, "RecordDict.items", wt, at);
-      if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) return rc;
-      if (!(it = buf_push_item(&rd->items, &rd->n, &rd->cap, rd->small, sizeof(*it)))) return codec_nomem(err);
-      if ((rc = parse_item(it, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
-      it->offset = at;
-    } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {
-      return rc;
-    }
+  while ((rc = pb_next_item(&r, &ctx, "RecordDict.items", rd->n, &at, &s, &len)) == PB_ITEM) {
+    recorddict_item *it = buf_push_item(&rd->items, &rd->n, &rd->cap, rd->small, sizeof(*it));
+    if (!it) return codec_nomem(err);
+    if ((rc = parse_item(it, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
+    it->offset = at;
   }
-  return check_unique(rd, err);
+  return rc != CODEC_OK ? rc : check_unique(rd, err);
 }
 
 int recorddict_find(const recorddict_t *rd, const void *name, uint64_t n) {

@@ -279,28 +279,17 @@ int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t s
                  const char *name, codec_err *err) {
   pb_reader r = {blob, start, end};
   pb_ctx ctx = {err, name, -1, {NULL, 0}};
+  uint64_t at, s, len;
   int rc;
   vr->n = 0;
   vr->config = config;
-  while (r.pos < r.end) {
-    uint64_t field, at = r.pos, s, len;
-    int wt;
-    ctx.item = -1;
-    ctx.key.p = NULL;
-    if ((rc = pb_tag(&r, &ctx, &field, &wt)) != CODEC_OK) return rc;
-    if (field == 1) {
-      valrec_item *it;
-      ctx.item = vr->n;
-      if (wt != PB_WT_LEN) return pb_wrong_type(&ctx, "items", wt, at);
-      if ((rc = pb_len(&r, &ctx, &s, &len)) != CODEC_OK) return rc;
-      if (!(it = buf_push_item(&vr->items, &vr->n, &vr->cap, vr->small, sizeof(*it)))) return codec_nomem(err);
-      if ((rc = parse_item(it, config, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
-      it->offset = at;
-    } else if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) {
-      return rc;
-    }
+  while ((rc = pb_next_item(&r, &ctx, "items", vr->n, &at, &s, &len)) == PB_ITEM) {
+    valrec_item *it = buf_push_item(&vr->items, &vr->n, &vr->cap, vr->small, sizeof(*it));
+    if (!it) return codec_nomem(err);
+    if ((rc = parse_item(it, config, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
+    it->offset = at;
   }
-  return check_unique(vr, name, err);
+  return rc != CODEC_OK ? rc : check_unique(vr, name, err);
 }
 
 int valrec_find(const valrec_t *vr, const void *key, uint64_t n) {

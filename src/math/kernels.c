@@ -16,21 +16,7 @@
 
 typedef unsigned char uchar;
 
-/* The loops that carry large arrays are compiled twice on x86-64 Linux: for
-** AVX2 and for the baseline ISA; the dynamic loader picks one when the
-** library loads (an ifunc). Both execute the same operations in the same
-** order (no FMA contraction, no reassociation: -ffp-contract=off and no
-** fast-math), so results are bit-identical; AVX2 only does more lanes per
-** instruction. Elsewhere, or with -DAR_NO_CLONES, there is one portable
-** copy.
-** The cloned functions are static, each behind a plain public entry point
-** (clang 14 gives an external cloned function no symbol of its own name). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && !defined(AR_NO_CLONES) && \
-    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
-#define KN_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define KN_HOT
-#endif
+/* KN_HOT (kernels.h): the hottest loops get an AVX2 clone. */
 
 /* --- element access ------------------------------------------------------ */
 

@@ -13,19 +13,13 @@
 
 #include "math/kernels.h"
 
-/* The hot loop gets an AVX2 clone where kernels.c makes them (same
-** operations, same order: the same bits). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && !defined(AR_NO_CLONES) && \
-    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
-#define RB_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define RB_HOT
-#endif
+/* The hot loops get an AVX2 clone where kernels.c has them (KN_HOT: same
+** operations, same order, the same bits). */
 
 /* --- Krum ------------------------------------------------------------------ */
 
 /* sum (a - b)^2 in 8 interleaved lanes (no reassociation needed to vectorize). */
-RB_HOT static double sqdiff(const double *a, const double *b, size_t m) {
+KN_HOT static double sqdiff(const double *a, const double *b, size_t m) {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;
   size_t k, l;
   for (k = 0; k + 8 <= m; k += 8) {
@@ -87,7 +81,7 @@ dt_type rb_fedavg_type(dt_type t) {
   return k == DT_KIND_FLOAT || k == DT_KIND_COMPLEX ? t : DT_FLOAT64;
 }
 
-RB_HOT static void axpy_f32(const void *x, float w, void *acc, size_t m, int first) {
+KN_HOT static void axpy_f32(const void *x, float w, void *acc, size_t m, int first) {
   const unsigned char *px = x;
   unsigned char *pa = acc;
   size_t i;
@@ -103,7 +97,7 @@ RB_HOT static void axpy_f32(const void *x, float w, void *acc, size_t m, int fir
   }
 }
 
-RB_HOT static void axpy_f64(const void *x, double w, void *acc, size_t m, int first) {
+KN_HOT static void axpy_f64(const void *x, double w, void *acc, size_t m, int first) {
   const unsigned char *px = x;
   unsigned char *pa = acc;
   size_t i;

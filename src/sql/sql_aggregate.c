@@ -95,7 +95,10 @@ static int result_type(int op, dt_type t) {
     case AGG_MIN:
     case AGG_MAX: return kind == DT_KIND_COMPLEX ? -1 : (int)t;
     case AGG_MEDIAN:
-    case AGG_TRIMMED: return kind == DT_KIND_COMPLEX ? -1 : kind == DT_KIND_FLOAT ? (int)t : DT_FLOAT64;
+    case AGG_TRIMMED:
+    case AGG_KRUM: /* sql_robust.c: FedAvg's and Bulyan's result types */
+    case AGG_KRUM_SCORES:
+    case AGG_BULYAN: return kind == DT_KIND_COMPLEX ? -1 : kind == DT_KIND_FLOAT ? (int)t : DT_FLOAT64;
     default: return (int)t;
   }
 }
@@ -111,8 +114,7 @@ int agg_float_acc(int op, const agg_key *k) {
   return (op == AGG_SUM || op == AGG_MEAN || op == AGG_EMA) && kind != DT_KIND_INT && kind != DT_KIND_UINT;
 }
 
-/* The result array of key k (rows = the number of records, for stack). */
-static void key_result(const agg_state *st, int op, const agg_key *k, npy_array *res) {
+void agg_key_result(const agg_state *st, int op, const agg_key *k, npy_array *res) {
   memset(res, 0, sizeof(*res));
   res->dtype = dt_native(k->out);
   res->fortran_order = k->fortran;
@@ -162,7 +164,8 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_
     k->key = rec->items[i].key;
     if (out < 0) {
       dt_name(a->dtype, name);
-      return agg_fail(ctx, st, "%s: complex arrays have no order (dtype %s)", key_name(q, st, k->key), name);
+      return agg_fail(ctx, st, "%s: complex arrays %s (dtype %s)", key_name(q, st, k->key),
+                      op >= AGG_KRUM ? "are not supported" : "have no order", name);
     }
     k->key_at = st->arena.n;
     buf_append(&st->arena, k->key.p, k->key.n);
@@ -179,7 +182,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_
     if (!KEEPS_ROWS(op)) {
       npy_array res;
       uint64_t size;
-      key_result(st, op, k, &res);
+      agg_key_result(st, op, k, &res);
       size = out_size(st, k->key, &res);
       if (size_add(total, size, &total) || size_add(st->gap, size - res.nbytes, &st->gap)) goto toobig;
       /* gap: the items' framing and .npy headers */
@@ -220,8 +223,8 @@ static void agg_keys_home(agg_state *st) {
 
 /* --- one row --------------------------------------------------------------- */
 
-agg_state *agg_get(sqlite3_context *ctx) {
-  agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
+agg_state *agg_get(sqlite3_context *ctx, size_t size) {
+  agg_state *st = sqlite3_aggregate_context(ctx, (int)size);
   if (!st) {
     sqlite3_result_error_nomem(ctx);
     return NULL;
@@ -318,8 +321,7 @@ int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, const char
 ** allocated for its items, followed by an int per item for agg_positions.
 ** For the per-array form rec holds one item with an empty key and
 ** arrays[0] is the array. */
-static int agg_parse(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, record_t *rec, npy_array **arrays,
-                     int64_t row) {
+int agg_parse(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, record_t *rec, npy_array **arrays, int64_t row) {
   codec_span blob;
   codec_err err;
   int rc, n;
@@ -345,13 +347,9 @@ static int agg_parse(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, reco
   return 1;
 }
 
-/* The parsed row's arrays opened and checked against the layout (fixed by
-** the first row); pos (after the arrays) gets each item's layout position. */
-static int agg_check(sqlite3_context *ctx, agg_state *st, int op, const record_t *rec, npy_array *arrays,
-                     int64_t row) {
-  int *pos = AGG_POSITIONS(rec, arrays), i, rc;
+int agg_open(sqlite3_context *ctx, agg_state *st, int op, const record_t *rec, npy_array *arrays, int64_t row) {
+  int i, rc;
   codec_err err;
-  char q[CODEC_QUOTE_MAX];
   for (i = 0; !st->npy && i < rec->n; i++) {
     if ((rc = array_open(&rec->items[i], i, &arrays[i], &err)) != CODEC_OK) {
       if (rc == CODEC_NOMEM) return agg_nomem(ctx, st);
@@ -363,6 +361,12 @@ static int agg_check(sqlite3_context *ctx, agg_state *st, int op, const record_t
     if (!agg_layout(ctx, st, op, rec, arrays)) return 0;
     agg_keys_home(st);
   }
+  return 1;
+}
+
+int agg_match(sqlite3_context *ctx, agg_state *st, const record_t *rec, npy_array *arrays, int64_t row) {
+  int *pos = AGG_POSITIONS(rec, arrays), i;
+  char q[CODEC_QUOTE_MAX];
   for (i = 0; i < rec->n; i++) {
     const npy_array *a = &arrays[i];
     const agg_key *k;
@@ -388,7 +392,20 @@ static int agg_check(sqlite3_context *ctx, agg_state *st, int op, const record_t
 
 int agg_read_row(sqlite3_context *ctx, agg_state *st, int op, sqlite3_value *v, record_t *rec, npy_array **arrays,
                  int64_t row) {
-  return agg_parse(ctx, st, v, rec, arrays, row) && agg_check(ctx, st, op, rec, *arrays, row);
+  return agg_parse(ctx, st, v, rec, arrays, row) && agg_open(ctx, st, op, rec, *arrays, row) &&
+         agg_match(ctx, st, rec, *arrays, row);
+}
+
+int agg_keep_row(sqlite3_context *ctx, agg_state *st, unsigned char **kept) {
+  *kept = NULL;
+  if (st->nrows >= (uint64_t)INT32_MAX) /* Flower's shapes are int32 */
+    return agg_fail(ctx, st, "more than %d rows", INT32_MAX);
+  if (st->row_bytes && !(*kept = buf_extend(&st->kept, st->row_bytes))) {
+    if (st->kept.rc != CODEC_TOOBIG) return agg_nomem(ctx, st);
+    return agg_fail(ctx, st, "the rows kept would exceed SQLITE_LIMIT_LENGTH (%llu bytes) at row %lld",
+                    (unsigned long long)st->kept.limit, (long long)st->cur);
+  }
+  return 1;
 }
 
 /* The per-row number of ar_mean (weight), ar_trimmed_mean (beta) and
@@ -414,7 +431,7 @@ static int agg_row_number(sqlite3_context *ctx, agg_state *st, int op, int argc,
 }
 
 static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  agg_state *st = agg_get(ctx);
+  agg_state *st = agg_get(ctx, sizeof(agg_state));
   int op = SQL_OP(ctx) & AGG_OP_MASK, i, *pos;
   npy_array *arrays = NULL;
   unsigned char *kept = NULL;
@@ -425,25 +442,11 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (st->failed || sqlite3_value_type(argv[0]) == SQLITE_NULL) return; /* NULL record: skipped */
   record_init(&rec);
   if (!agg_parse(ctx, st, argv[0], &rec, &arrays, st->cur) || !agg_row_number(ctx, st, op, argc, argv, &w) ||
-      !agg_check(ctx, st, op, &rec, arrays, st->cur))
+      !agg_open(ctx, st, op, &rec, arrays, st->cur) || !agg_match(ctx, st, &rec, arrays, st->cur))
     goto done;
   pos = AGG_POSITIONS(&rec, arrays);
   if (st->win && !agg_win_begin(ctx, st, op)) goto done;
-  if (KEEPS_ROWS(op)) {
-    if (st->nrows >= (uint64_t)INT32_MAX) { /* Flower's shapes are int32 */
-      agg_fail(ctx, st, "more than %d rows", INT32_MAX);
-      goto done;
-    }
-    if (st->row_bytes && !(kept = buf_extend(&st->kept, st->row_bytes))) {
-      if (st->kept.rc != CODEC_TOOBIG) {
-        agg_nomem(ctx, st);
-        goto done;
-      }
-      agg_fail(ctx, st, "the rows kept would exceed SQLITE_LIMIT_LENGTH (%llu bytes) at row %lld",
-               (unsigned long long)st->kept.limit, (long long)st->cur);
-      goto done;
-    }
-  }
+  if (KEEPS_ROWS(op) && !agg_keep_row(ctx, st, &kept)) goto done;
   for (i = 0; i < rec.n; i++) agg_add(st, op, &st->keys[pos[i]], &arrays[i], w, kept);
   if (st->win) {
     if (!st->nrows) st->total_weight = st->tw_c = st->tw_c2 = 0; /* the frame was empty */
@@ -479,7 +482,7 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
     const unsigned char *acc = out.p + st->gap + k->at;
     npy_array res;
     unsigned char *dst;
-    key_result(st, op, k, &res);
+    agg_key_result(st, op, k, &res);
     dst = out_begin(st, &out, k->key, &res); /* never reallocates: the result fits */
     if (!agg_float_acc(op, k)) {
       if (res.nbytes) memmove(dst, acc, (size_t)res.nbytes); /* same size, dst <= acc */
@@ -491,7 +494,13 @@ static void finish_in_place(sqlite3_context *ctx, agg_state *st, int op) {
   sql_result_buf(ctx, &out, 0);
 }
 
-void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, const double *const *acc, double div) {
+/* The plain store of agg_result_copy: key k's doubles divided by div. */
+static void store_plain(const agg_state *st, const agg_key *k, unsigned char *dst, double div) {
+  kn_div_store(k->out, (const double *)(const void *)(st->mem.p + st->gap + k->at), dt_kind(k->out) == DT_KIND_COMPLEX,
+               div, dst, (size_t)k->numel);
+}
+
+void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, agg_store_fn *store, double div) {
   buf_t out;
   int i;
   if (!st->result_size) {
@@ -505,20 +514,18 @@ void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, const double *
   }
   for (i = 0; i < st->nkeys; i++) {
     const agg_key *k = &st->keys[i];
-    const unsigned char *a = acc ? (const unsigned char *)acc[i] : st->mem.p + st->gap + k->at;
     npy_array res;
     unsigned char *dst;
-    key_result(st, op, k, &res);
+    agg_key_result(st, op, k, &res);
     dst = out_begin(st, &out, k->key, &res); /* reserved above */
-    if (!res.nbytes) continue;
-    if (!agg_float_acc(op, k)) memcpy(dst, a, (size_t)res.nbytes);
-    else kn_div_store(k->out, (const double *)(const void *)a, dt_kind(k->out) == DT_KIND_COMPLEX, div, dst, (size_t)k->numel);
+    if (!res.nbytes) continue; /* (and st->mem.p may be NULL) */
+    if (!agg_float_acc(op, k)) memcpy(dst, st->mem.p + st->gap + k->at, (size_t)res.nbytes);
+    else (store ? store : store_plain)(st, k, dst, div);
   }
   sql_result_buf(ctx, &out, 0);
 }
 
-/* The kept row r of the frame. */
-static const unsigned char *kept_row(const agg_state *st, uint64_t r) {
+const unsigned char *agg_kept_row(const agg_state *st, uint64_t r) {
   return st->kept.p + (st->dropped + r) * st->row_bytes;
 }
 
@@ -541,11 +548,11 @@ static int finish_order_stat(agg_state *st, int op, buf_t *out) {
     uint64_t e, r;
     npy_array res;
     unsigned char *dst;
-    key_result(st, op, k, &res);
+    agg_key_result(st, op, k, &res);
     if (!(dst = out_begin(st, out, k->key, &res))) break;
     for (e = 0; e < k->numel; e += m) {
       m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-      for (r = 0; r < n; r++) kn_to_f64(k->type, kept_row(st, r) + k->at + e * size, cols + r * block, m);
+      for (r = 0; r < n; r++) kn_to_f64(k->type, agg_kept_row(st, r) + k->at + e * size, cols + r * block, m);
       for (j = 0; j < m; j++) {
         for (r = 0; r < n; r++) vals[r] = cols[r * block + j];
         res_block[j] = op == AGG_MEDIAN ? kn_median(vals, (size_t)n) : kn_trimmed_mean(vals, (size_t)n, (size_t)cut);
@@ -564,25 +571,31 @@ static void finish_stack(agg_state *st, buf_t *out) {
     const agg_key *k = &st->keys[i];
     npy_array res;
     unsigned char *dst;
-    key_result(st, AGG_STACK, k, &res);
+    agg_key_result(st, AGG_STACK, k, &res);
     if (!(dst = out_begin(st, out, k->key, &res))) return;
     if (!k->bytes) continue; /* an empty array: nothing kept, nothing to copy */
-    for (r = 0; r < st->nrows; r++) memcpy(dst + r * k->bytes, kept_row(st, r) + k->at, (size_t)k->bytes);
+    for (r = 0; r < st->nrows; r++) memcpy(dst + r * k->bytes, agg_kept_row(st, r) + k->at, (size_t)k->bytes);
   }
 }
 
-void agg_result_kept(sqlite3_context *ctx, agg_state *st, int op) {
-  uint64_t total = 0;
-  buf_t out;
+int agg_result_total(const agg_state *st, int op, uint64_t *total) {
   int i;
-  /* The result is a new buffer, sized first. */
+  *total = 0;
   for (i = 0; i < st->nkeys; i++) {
     npy_array res;
-    key_result(st, op, &st->keys[i], &res);
-    if (size_add(total, out_size(st, st->keys[i].key, &res), &total)) {
-      sqlite3_result_error_toobig(ctx);
-      return;
-    }
+    agg_key_result(st, op, &st->keys[i], &res);
+    if (size_add(*total, out_size(st, st->keys[i].key, &res), total)) return 0;
+  }
+  return 1;
+}
+
+void agg_result_kept(sqlite3_context *ctx, agg_state *st, int op) {
+  uint64_t total;
+  buf_t out;
+  /* The result is a new buffer, sized first. */
+  if (!agg_result_total(st, op, &total)) {
+    sqlite3_result_error_toobig(ctx);
+    return;
   }
   sql_buf_init(ctx, &out);
   if (buf_reserve(&out, total) == CODEC_OK) {

@@ -12,8 +12,13 @@
 
 #include "codec/keyset.h"
 
-/* Op codes (SQL_OP & AGG_OP_MASK). The ones from AGG_MEDIAN on keep rows. */
-enum { AGG_SUM, AGG_MEAN, AGG_EMA, AGG_MIN, AGG_MAX, AGG_MEDIAN, AGG_TRIMMED, AGG_STACK };
+/* Op codes (SQL_OP & AGG_OP_MASK). The ones from AGG_MEDIAN on keep rows;
+** those from AGG_KRUM on are sql_robust.c's (ar_krum, ar_krum_scores,
+** ar_bulyan), which use this state and its row checks. */
+enum {
+  AGG_SUM, AGG_MEAN, AGG_EMA, AGG_MIN, AGG_MAX, AGG_MEDIAN, AGG_TRIMMED, AGG_STACK,
+  AGG_KRUM, AGG_KRUM_SCORES, AGG_BULYAN
+};
 #define AGG_OP_MASK 15
 /* Flag: the per-array form (npy_agg_*): rows are .npy values, the result a .npy. */
 #define AGG_NPY 16
@@ -70,25 +75,46 @@ int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...)
 int agg_nomem(sqlite3_context *ctx, agg_state *st);
 void agg_free(agg_state *st);
 
-/* The state, started on first use (NULL after reporting no memory). */
-agg_state *agg_get(sqlite3_context *ctx);
+/* The state, started on first use (NULL after reporting no memory). size:
+** of the aggregate context, which starts with the agg_state (sql_robust.c
+** keeps more after it). */
+agg_state *agg_get(sqlite3_context *ctx, size_t size);
 /* The row's arrays (not NULL): parsed, each checked against the layout
 ** (fixing it from the first row). `row` names the row in messages. *arrays
 ** is allocated (codec_free it, and record_clear rec), also on failure.
 ** Returns 1, or 0 after reporting. */
 int agg_read_row(sqlite3_context *ctx, agg_state *st, int op, sqlite3_value *v, record_t *rec,
                  npy_array **arrays, int64_t row);
+/* agg_read_row in steps (a caller reads its other arguments in between):
+** agg_parse parses the value and allocates *arrays; agg_open opens the
+** arrays (fixing the layout from the first row); agg_match checks them
+** against the layout and sets AGG_POSITIONS. Each returns 1, or 0 after
+** reporting. */
+int agg_parse(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, record_t *rec, npy_array **arrays, int64_t row);
+int agg_open(sqlite3_context *ctx, agg_state *st, int op, const record_t *rec, npy_array *arrays, int64_t row);
+int agg_match(sqlite3_context *ctx, agg_state *st, const record_t *rec, npy_array *arrays, int64_t row);
 /* After agg_read_row: the layout position of each item of rec. */
 #define AGG_POSITIONS(rec, arrays) ((int *)(void *)((arrays) + ((rec)->n ? (rec)->n : 1)))
 /* A weight, beta or alpha argument: a finite number. */
 int agg_number(sqlite3_context *ctx, agg_state *st, sqlite3_value *v, const char *what, int64_t row, double *out);
 /* Is key k's sum kept in doubles (floating and complex results)? */
 int agg_float_acc(int op, const agg_key *k);
+/* Room for the current row in the kept rows (capped at SQLITE_LIMIT_LENGTH):
+** *kept, NULL when rows have no bytes. Returns 1, or 0 after reporting. */
+int agg_keep_row(sqlite3_context *ctx, agg_state *st, unsigned char **kept);
+/* The kept row r of the frame. */
+const unsigned char *agg_kept_row(const agg_state *st, uint64_t r);
 
-/* Results. The result (a record, or a .npy for the per-array form) of the
-** accumulators as they stand, into a new buffer: each key's doubles (from
-** `acc`, the accumulators unless given) divided by div. */
-void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, const double *const *acc, double div);
+/* Results. The result array of key k (rows = the number of records, for stack). */
+void agg_key_result(const agg_state *st, int op, const agg_key *k, npy_array *res);
+/* The bytes of the whole result into *total; 0 when that overflows. */
+int agg_result_total(const agg_state *st, int op, uint64_t *total);
+/* Writes key k's floating result at dst: its doubles divided by div. */
+typedef void agg_store_fn(const agg_state *st, const agg_key *k, unsigned char *dst, double div);
+/* The result (a record, or a .npy for the per-array form) of the
+** accumulators as they stand, into a new buffer; floating keys through
+** store (NULL: the plain doubles divided by div). */
+void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, agg_store_fn *store, double div);
 /* The result of the kept rows (ar_median, ar_trimmed_mean, ar_stack). */
 void agg_result_kept(sqlite3_context *ctx, agg_state *st, int op);
 

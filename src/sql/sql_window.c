@@ -59,10 +59,27 @@ static void negate_i64(int64_t *acc, uint64_t n) {
   for (j = 0; j < n; j++) acc[j] = (int64_t)(0 - (uint64_t)acc[j]);
 }
 
+/* agg_result_copy's store in window mode: the compensated sums, block by
+** block, divided by div. */
+static void store_comp(const agg_state *st, const agg_key *k, unsigned char *dst, double div) {
+  const double *s = (const double *)(const void *)(st->mem.p + st->gap + k->at),
+               *c = (const double *)(const void *)(st->comp + k->at),
+               *c2 = (const double *)(const void *)(st->comp + st->acc_bytes + k->at);
+  int pairs = dt_kind(k->out) == DT_KIND_COMPLEX;
+  size_t out_size = dt_size(k->out);
+  double block[2 * KN_BLOCK];
+  uint64_t e, j, m;
+  for (e = 0; e < k->numel; e += m) {
+    uint64_t at = pairs ? 2 * e : e, n;
+    m = k->numel - e < KN_BLOCK ? k->numel - e : KN_BLOCK;
+    n = pairs ? 2 * m : m;
+    for (j = 0; j < n; j++) block[j] = am_comp_value(s[at + j], c[at + j], c2[at + j]);
+    kn_div_store(k->out, block, pairs, div, dst + e * out_size, (size_t)m);
+  }
+}
+
 void agg_result_comp(sqlite3_context *ctx, agg_state *st, int op) {
-  double div = 1, block[2 * KN_BLOCK];
-  buf_t out;
-  int i;
+  double div = 1;
   if (op == AGG_MEAN) {
     div = am_comp_value(st->total_weight, st->tw_c, st->tw_c2);
     if (!(div > 0)) {
@@ -70,47 +87,7 @@ void agg_result_comp(sqlite3_context *ctx, agg_state *st, int op) {
       return;
     }
   }
-  if (!st->result_size) {
-    sqlite3_result_zeroblob(ctx, 0);
-    return;
-  }
-  sql_buf_init(ctx, &out);
-  if (buf_reserve(&out, st->result_size) != CODEC_OK) {
-    sql_result_buf(ctx, &out, 0);
-    return;
-  }
-  for (i = 0; i < st->nkeys; i++) {
-    const agg_key *k = &st->keys[i];
-    const unsigned char *acc = st->mem.p ? st->mem.p + st->gap + k->at : NULL;
-    int pairs = dt_kind(k->out) == DT_KIND_COMPLEX;
-    size_t out_size = dt_size(k->out);
-    uint64_t e, j, m;
-    npy_array res;
-    unsigned char *dst;
-    memset(&res, 0, sizeof(res));
-    res.dtype = dt_native(k->out);
-    res.fortran_order = k->fortran;
-    res.ndim = k->ndim;
-    memcpy(res.shape, k->shape, sizeof(int64_t) * (size_t)k->ndim);
-    res.numel = k->numel;
-    res.nbytes = k->numel * out_size;
-    dst = st->npy ? npy_begin(&out, &res) : array_begin_result(&out, k->key, &res); /* reserved above */
-    if (!res.nbytes) continue;
-    if (!agg_float_acc(op, k)) {
-      memcpy(dst, acc, (size_t)res.nbytes);
-      continue;
-    }
-    for (e = 0; e < k->numel; e += m) {
-      const double *s = (const double *)(const void *)acc, *c = (const double *)(const void *)(st->comp + k->at),
-                   *c2 = (const double *)(const void *)(st->comp + st->acc_bytes + k->at);
-      uint64_t at = pairs ? 2 * e : e, n;
-      m = k->numel - e < KN_BLOCK ? k->numel - e : KN_BLOCK;
-      n = pairs ? 2 * m : m;
-      for (j = 0; j < n; j++) block[j] = am_comp_value(s[at + j], c[at + j], c2[at + j]);
-      kn_div_store(k->out, block, pairs, div, dst + e * out_size, (size_t)m);
-    }
-  }
-  sql_result_buf(ctx, &out, 0);
+  agg_result_copy(ctx, st, op, store_comp, div);
 }
 
 void agg_value(sqlite3_context *ctx) {
@@ -138,7 +115,7 @@ static void drop_kept(agg_state *st) {
 }
 
 void agg_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  agg_state *st = agg_get(ctx);
+  agg_state *st = agg_get(ctx, sizeof(agg_state));
   int op = SQL_OP(ctx) & AGG_OP_MASK, i, *pos;
   int64_t row;
   npy_array *arrays = NULL;
