@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** serveropt.c — Flower's server optimizer steps and the in-dtype weighted
+** sum (see serveropt.h). Each line below names the NumPy expression it
+** reproduces; the parenthesisation is NumPy's evaluation order.
+*/
+#include "math/serveropt.h"
+
+#include <math.h>
+
+#include "codec/dtype.h"
+
+double so_adam_eta_norm(double eta, double beta_1, double beta_2, int64_t server_round) {
+  /* eta * np.sqrt(1 - np.power(beta_2, server_round + 1.0))
+  **     / (1 - np.power(beta_1, server_round + 1.0)) */
+  double r = (double)server_round + 1.0;
+  return eta * sqrt(1 - pow(beta_2, r)) / (1 - pow(beta_1, r));
+}
+
+int so_has_m(const so_params *p) { return p->strategy != SO_FEDAVGM || (p->server_opt && p->momentum > 0.0); }
+int so_has_v(const so_params *p) { return p->strategy != SO_FEDAVGM; }
+
+/* np.sign for floats: NaN stays NaN. */
+#define SO_SIGN(T, x) ((x) > 0 ? (T)1 : (x) < 0 ? (T)-1 : (x) == 0 ? (T)0 : (x))
+
+#define SO_STEP(NAME, T, SQRT)                                                                                \
+  void NAME(const so_params *p, size_t n, const T *x, const T *a, const T *m, const T *v, T *x_out, T *m_out,  \
+            T *v_out) {                                                                                        \
+    size_t i;                                                                                                  \
+    if (p->strategy == SO_FEDAVGM) {                                                                           \
+      const T lr = (T)p->lr, mom = (T)p->momentum;                                                             \
+      if (!p->server_opt) { /* aggregate_train returns FedAvg's aggregate as is */                            \
+        for (i = 0; i < n; i++) x_out[i] = a[i];                                                               \
+      } else if (p->momentum > 0.0) {                                                                          \
+        for (i = 0; i < n; i++) {                                                                              \
+          T pg = x[i] - a[i];                          /* old - new */                                         \
+          T mv = m ? (T)(mom * m[i]) + pg : pg;        /* server_momentum * mv + pg; first: pg */              \
+          m_out[i] = mv;                                                                                       \
+          x_out[i] = x[i] - (T)(lr * mv);              /* old - server_learning_rate * pg */                   \
+        }                                                                                                      \
+      } else {                                                                                                 \
+        for (i = 0; i < n; i++) {                                                                              \
+          T pg = x[i] - a[i];                                                                                  \
+          x_out[i] = x[i] - (T)(lr * pg);                                                                      \
+        }                                                                                                      \
+      }                                                                                                        \
+      return;                                                                                                  \
+    }                                                                                                          \
+    {                                                                                                          \
+      /* FedOpt._compute_deltat_and_mt, then each strategy's v_t and update */                                \
+      const T b1 = (T)p->beta_1, c1 = (T)(1 - p->beta_1), b2 = (T)p->beta_2, c2 = (T)(1 - p->beta_2);         \
+      const T tau = (T)p->tau, eta = (T)(p->strategy == SO_FEDADAM ? p->eta_norm : p->eta);                    \
+      const T zero = 0;                                                                                        \
+      for (i = 0; i < n; i++) {                                                                                \
+        T d = a[i] - x[i];                                   /* delta_t = x - current_arrays */                \
+        T mt = (T)(b1 * (m ? m[i] : zero)) + (T)(c1 * d);    /* beta_1 * v + (1 - beta_1) * delta_t */         \
+        T vp = v ? v[i] : zero, d2 = d * d, vt;              /* delta_t ** 2 is np.square */                   \
+        if (p->strategy == SO_FEDADAM)                                                                         \
+          vt = (T)(b2 * vp) + (T)(c2 * d2);                  /* beta_2 * v + (1 - beta_2) * delta_t**2 */      \
+        else if (p->strategy == SO_FEDYOGI)                                                                    \
+          vt = vp - (T)((T)(c2 * d2) * SO_SIGN(T, (T)(vp - d2))); /* v - (1 - b2) * d**2 * sign(v - d**2) */  \
+        else                                                                                                   \
+          vt = vp + d2;                                      /* v + delta_t ** 2 */                            \
+        m_out[i] = mt;                                                                                         \
+        v_out[i] = vt;                                                                                         \
+        x_out[i] = x[i] + (T)((T)(eta * mt) / (T)(SQRT(vt) + tau)); /* x + eta * m / (sqrt(v) + tau) */        \
+      }                                                                                                        \
+    }                                                                                                          \
+  }
+
+SO_STEP(so_step_f32, float, sqrtf)
+SO_STEP(so_step_f64, double, sqrt)
+
+/* value * w with w cast to the dtype (value-based casting), then acc + that. */
+void so_wsum_f32(size_t n, const float *v, double w, float *acc, int first) {
+  const float wf = (float)w;
+  size_t i;
+  if (first)
+    for (i = 0; i < n; i++) acc[i] = v[i] * wf;
+  else
+    for (i = 0; i < n; i++) acc[i] = acc[i] + (float)(v[i] * wf);
+}
+
+void so_wsum_f64(size_t n, const double *v, double w, double *acc, int first) {
+  size_t i;
+  if (first)
+    for (i = 0; i < n; i++) acc[i] = v[i] * w;
+  else
+    for (i = 0; i < n; i++) acc[i] = acc[i] + (double)(v[i] * w);
+}
+
+/* NumPy computes a half operation in float and rounds the result to half;
+** float carries more than twice half's precision plus two bits, so this is
+** the correctly rounded half result. */
+static float h2f(uint16_t h) { return (float)dt_half_to_double(h); }
+
+void so_wsum_f16(size_t n, const uint16_t *v, double w, uint16_t *acc, int first) {
+  const float wf = h2f(dt_double_to_half(w));
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint16_t prod = dt_double_to_half((double)(h2f(v[i]) * wf));
+    acc[i] = first ? prod : dt_double_to_half((double)(h2f(acc[i]) + h2f(prod)));
+  }
+}
