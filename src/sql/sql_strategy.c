@@ -68,12 +68,14 @@ typedef struct strategy_def {
   double defaults[6];         /* in the order of options */
 } strategy_def;
 
+static const char *const no_opts[] = {NULL};
 static const char *const avgm_opts[] = {"server_learning_rate", "server_momentum", NULL};
 static const char *const adam_opts[] = {"eta", "eta_l", "beta_1", "beta_2", "tau", NULL};
 static const char *const adagrad_opts[] = {"eta", "eta_l", "tau", NULL};
 
 /* Flower's constructor defaults (fedavgm.py, fedadam.py, fedyogi.py, fedadagrad.py). */
 static const strategy_def strategies[] = {
+    {"fedavg", SO_FEDAVGM, no_opts, {1.0, 0.0}}, /* FedAvgM without server optimization */
     {"fedavgm", SO_FEDAVGM, avgm_opts, {1.0, 0.0}},
     {"fedadam", SO_FEDADAM, adam_opts, {1e-1, 1e-1, 0.9, 0.99, 1e-3}},
     {"fedyogi", SO_FEDYOGI, adam_opts, {1e-2, 0.0316, 0.9, 0.99, 1e-3}},
@@ -114,6 +116,7 @@ static int read_options(sqlite3_context *ctx, const strategy_def *s, const char 
       int j;
       buf_init(&names, 4096);
       for (j = 0; s->options[j]; j++) buf_printf(&names, "%s%s", j ? ", " : "", s->options[j]);
+      if (!j) buf_puts(&names, "none");
       buf_putc(&names, 0);
       sql_error(ctx, "unknown option '%s' for %s (options: %s)", quote(q, it->key), s->name,
                 names.rc ? "?" : (const char *)names.p);
@@ -327,7 +330,7 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     if (span_eq(cstr_span(strategies[i].name), (codec_span){(const unsigned char *)sname, snlen})) s = &strategies[i];
   if (!s) {
     codec_span sp = {(const unsigned char *)sname, snlen};
-    sql_error(ctx, "unknown strategy '%s' (fedavgm, fedadam, fedyogi, fedadagrad)", quote(q, sp));
+    sql_error(ctx, "unknown strategy '%s' (fedavg, fedavgm, fedadam, fedyogi, fedadagrad)", quote(q, sp));
     goto done;
   }
   if (sql_arg_blob(ctx, argv[1], 1, "a record dict", &state_blob.p, &state_blob.n) <= 0) goto done;

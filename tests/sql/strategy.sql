@@ -57,7 +57,7 @@ SELECT rd_mean(x'0102');
 CREATE TABLE m(state BLOB, agg BLOB);
 INSERT INTO m VALUES (rd('arrays', 'array', ar('w', npy_from_json('[1, -2, 0.5]', 'float32'))), ar('w', npy_from_json('[1.5, -2.5, 0.5]', 'float32')));
 SELECT s, rd_keys(ar_server_step(s, state, agg, 1)), npy_to_json(ar_get(rd_array_record(ar_server_step(s, state, agg, 1), 'arrays'), 'w')) FROM m,
-  (SELECT 'fedadam' AS s UNION ALL SELECT 'fedyogi' UNION ALL SELECT 'fedadagrad' UNION ALL SELECT 'fedavgm');
+  (SELECT 'fedadam' AS s UNION ALL SELECT 'fedavg' UNION ALL SELECT 'fedyogi' UNION ALL SELECT 'fedadagrad' UNION ALL SELECT 'fedavgm');
 SELECT npy_to_json(ar_get(rd_array_record(ar_server_step('fedavgm', state, agg, 1, '{"server_momentum": 0.9}'), 'momentum_vector'), 'w')) FROM m;
 SELECT npy_to_json(ar_get(rd_array_record(ar_server_step('fedavgm', ar_server_step('fedavgm', state, agg, 1, o), agg, 2, o), 'arrays'), 'w'))
   FROM m, (SELECT '{"server_momentum": 0.5, "server_learning_rate": 2}' AS o);
@@ -70,6 +70,7 @@ SELECT ar_server_step(NULL, state, agg, 1), ar_server_step('fedadam', NULL, agg,
 -- errors
 SELECT ar_server_step('fedprox', state, agg, 1) FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '{"momentum": 1}') FROM m;
+SELECT ar_server_step('fedavg', state, agg, 1, '{"server_momentum": 0.5}') FROM m;
 SELECT ar_server_step('fedadagrad', state, agg, 1, '{"beta_2": 1}') FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": "x"}') FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": [1]}') FROM m;
