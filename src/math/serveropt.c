@@ -6,6 +6,18 @@
 */
 #include "math/serveropt.h"
 
+/* The Makefile builds this file with -fno-math-errno (sqrt leaves errno
+** alone; the results are the same), so the loops below vectorize; on x86-64
+** they are cloned for AVX2 as kernels.c's are (same conditions, same bits:
+** no FMA, no reassociation). Static clones behind plain entry points, as
+** there. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && !defined(AR_NO_CLONES) && \
+    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
+#define SO_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define SO_HOT
+#endif
+
 #include <math.h>
 
 #include "codec/dtype.h"
@@ -23,9 +35,40 @@ int so_has_v(const so_params *p) { return p->strategy != SO_FEDAVGM; }
 /* np.sign for floats: NaN stays NaN. */
 #define SO_SIGN(T, x) ((x) > 0 ? (T)1 : (x) < 0 ? (T)-1 : (x) == 0 ? (T)0 : (x))
 
+/* One FedOpt loop: MT, VT are the expressions of the new moments from d, mp
+** (previous m) and vp (previous v); ETA the step size. Branch-free, so the
+** compiler vectorizes it. */
+#define SO_FEDOPT_LOOP(T, SQRT, MP, VP, VT)                                                                    \
+  for (i = 0; i < n; i++) {                                                                                    \
+    T d = a[i] - x[i];                                /* delta_t = x - current_arrays */                       \
+    T mt = (T)(b1 * (MP)) + (T)(c1 * d);              /* beta_1 * v + (1 - beta_1) * delta_t */                \
+    T vp = (VP), d2 = d * d;                          /* delta_t ** 2 is np.square */                          \
+    T vt = (VT);                                                                                               \
+    m_out[i] = mt;                                                                                             \
+    v_out[i] = vt;                                                                                             \
+    x_out[i] = x[i] + (T)((T)(eta * mt) / (T)(SQRT(vt) + tau)); /* x + eta * m / (sqrt(v) + tau) */            \
+  }
+
+/* FedAdam: beta_2 * v + (1 - beta_2) * delta_t**2; FedYogi: v - (1 - beta_2) *
+** delta_t**2 * sign(v - delta_t**2); FedAdagrad: v + delta_t**2. */
+#define SO_VT_ADAM(T) (T)(b2 * vp) + (T)(c2 * d2)
+#define SO_VT_YOGI(T) vp - (T)((T)(c2 * d2) * SO_SIGN(T, (T)(vp - d2)))
+#define SO_VT_ADAGRAD(T) vp + d2
+
+#define SO_FEDOPT(T, SQRT, VT)                                        \
+  if (m && v) {                                                       \
+    SO_FEDOPT_LOOP(T, SQRT, m[i], v[i], VT)                           \
+  } else if (m) {                                                     \
+    SO_FEDOPT_LOOP(T, SQRT, m[i], zero, VT)                           \
+  } else if (v) {                                                     \
+    SO_FEDOPT_LOOP(T, SQRT, zero, v[i], VT)                           \
+  } else {                                                            \
+    SO_FEDOPT_LOOP(T, SQRT, zero, zero, VT)                           \
+  }
+
 #define SO_STEP(NAME, T, SQRT)                                                                                \
-  void NAME(const so_params *p, size_t n, const T *x, const T *a, const T *m, const T *v, T *x_out, T *m_out,  \
-            T *v_out) {                                                                                        \
+  SO_HOT static void NAME##_hot(const so_params *p, size_t n, const T *x, const T *a, const T *m, const T *v,  \
+                                T *x_out, T *m_out, T *v_out) {                                                \
     size_t i;                                                                                                  \
     if (p->strategy == SO_FEDAVGM) {                                                                           \
       const T lr = (T)p->lr, mom = (T)p->momentum;                                                             \
@@ -51,25 +94,30 @@ int so_has_v(const so_params *p) { return p->strategy != SO_FEDAVGM; }
       const T b1 = (T)p->beta_1, c1 = (T)(1 - p->beta_1), b2 = (T)p->beta_2, c2 = (T)(1 - p->beta_2);         \
       const T tau = (T)p->tau, eta = (T)(p->strategy == SO_FEDADAM ? p->eta_norm : p->eta);                    \
       const T zero = 0;                                                                                        \
-      for (i = 0; i < n; i++) {                                                                                \
-        T d = a[i] - x[i];                                   /* delta_t = x - current_arrays */                \
-        T mt = (T)(b1 * (m ? m[i] : zero)) + (T)(c1 * d);    /* beta_1 * v + (1 - beta_1) * delta_t */         \
-        T vp = v ? v[i] : zero, d2 = d * d, vt;              /* delta_t ** 2 is np.square */                   \
-        if (p->strategy == SO_FEDADAM)                                                                         \
-          vt = (T)(b2 * vp) + (T)(c2 * d2);                  /* beta_2 * v + (1 - beta_2) * delta_t**2 */      \
-        else if (p->strategy == SO_FEDYOGI)                                                                    \
-          vt = vp - (T)((T)(c2 * d2) * SO_SIGN(T, (T)(vp - d2))); /* v - (1 - b2) * d**2 * sign(v - d**2) */  \
-        else                                                                                                   \
-          vt = vp + d2;                                      /* v + delta_t ** 2 */                            \
-        m_out[i] = mt;                                                                                         \
-        v_out[i] = vt;                                                                                         \
-        x_out[i] = x[i] + (T)((T)(eta * mt) / (T)(SQRT(vt) + tau)); /* x + eta * m / (sqrt(v) + tau) */        \
+      if (p->strategy == SO_FEDADAM) {                                                                         \
+        SO_FEDOPT(T, SQRT, SO_VT_ADAM(T))                                                                      \
+      } else if (p->strategy == SO_FEDYOGI) {                                                                  \
+        SO_FEDOPT(T, SQRT, SO_VT_YOGI(T))                                                                      \
+      } else {                                                                                                 \
+        (void)b2;                                                                                              \
+        (void)c2;                                                                                              \
+        SO_FEDOPT(T, SQRT, SO_VT_ADAGRAD(T))                                                                   \
       }                                                                                                        \
     }                                                                                                          \
   }
 
 SO_STEP(so_step_f32, float, sqrtf)
 SO_STEP(so_step_f64, double, sqrt)
+
+void so_step_f32(const so_params *p, size_t n, const float *x, const float *a, const float *m, const float *v,
+                 float *x_out, float *m_out, float *v_out) {
+  so_step_f32_hot(p, n, x, a, m, v, x_out, m_out, v_out);
+}
+
+void so_step_f64(const so_params *p, size_t n, const double *x, const double *a, const double *m, const double *v,
+                 double *x_out, double *m_out, double *v_out) {
+  so_step_f64_hot(p, n, x, a, m, v, x_out, m_out, v_out);
+}
 
 /* value * w with w cast to the dtype (value-based casting), then acc + that. */
 void so_wsum_f32(size_t n, const float *v, double w, float *acc, int first) {
