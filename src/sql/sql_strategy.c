@@ -112,15 +112,13 @@ static int read_options(sqlite3_context *ctx, const strategy_def *s, const char 
     int k = opt_index(s, it->key);
     double d;
     if (k < 0) {
-      buf_t names;
+      char names[128] = ""; /* every strategy's option names fit */
       int j;
-      buf_init(&names, 4096);
-      for (j = 0; s->options[j]; j++) buf_printf(&names, "%s%s", j ? ", " : "", s->options[j]);
-      if (!j) buf_puts(&names, "none");
-      buf_putc(&names, 0);
-      sql_error(ctx, "unknown option '%s' for %s (options: %s)", quote(q, it->key), s->name,
-                names.rc ? "?" : (const char *)names.p);
-      buf_free(&names);
+      for (j = 0; s->options[j]; j++) {
+        if (j) strcat(names, ", ");
+        strcat(names, s->options[j]);
+      }
+      sql_error(ctx, "unknown option '%s' for %s (options: %s)", quote(q, it->key), s->name, j ? names : "none");
       goto done;
     }
     if (it->type == VALREC_DOUBLE)
@@ -853,11 +851,11 @@ static void mean_final(sqlite3_context *ctx) {
   wkey.p = st->wkey.p ? st->wkey.p : (const unsigned char *)"";
   wkey.n = st->wkey.n;
   if (!mean_total(ctx, st, &is_int, &ti, &td)) goto done;
-  rs = codec_malloc(st->nrows * sizeof(reply));
+  if ((rs = codec_malloc(st->nrows * sizeof(reply))) != NULL)
+    for (r = 0; r < st->nrows; r++) reply_init(&rs[r]); /* before any goto: done clears them */
   factor = codec_malloc(st->nrows * sizeof(double));
   scratch = am_scratch();
   if (!rs || !factor || !scratch) goto nomem;
-  for (r = 0; r < st->nrows; r++) reply_init(&rs[r]);
   for (r = 0; r < st->nrows; r++) {
     /* w / total_weight, as Python divides an int or float by an int or float */
     double w = elem_double(st->wtype[r], &st->w[r]);
