@@ -38,18 +38,18 @@ int so_has_v(const so_params *p);
 /* n elements: x the global model, a the aggregate; m, v the previous moments
 ** (NULL: none yet — zeros for FedOpt, "first round" for FedAvgM). Writes the
 ** new model to x_out and the new moments to m_out / v_out (unused ones may be
-** NULL). Inputs and outputs are native, contiguous; outputs may not alias
-** inputs. */
-void so_step_f32(const so_params *p, size_t n, const float *x, const float *a, const float *m, const float *v,
-                 float *x_out, float *m_out, float *v_out);
-void so_step_f64(const so_params *p, size_t n, const double *x, const double *a, const double *m, const double *v,
-                 double *x_out, double *m_out, double *v_out);
+** NULL). Inputs and outputs are native and contiguous, with any alignment;
+** outputs may not alias inputs. */
+void so_step_f32(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v,
+                 void *x_out, void *m_out, void *v_out);
+void so_step_f64(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v,
+                 void *x_out, void *m_out, void *v_out);
 
 /* aggregate_arrayrecords' `acc = value * w` (first) or `acc += value * w`,
 ** in the dtype: float16 (uint16 bits), float32, float64; and for bool and
 ** integer arrays (given as doubles, already converted) in float64. */
-void so_wsum_f16(size_t n, const uint16_t *v, double w, uint16_t *acc, int first);
-void so_wsum_f32(size_t n, const float *v, double w, float *acc, int first);
-void so_wsum_f64(size_t n, const double *v, double w, double *acc, int first);
+void so_wsum_f16(size_t n, const void *v, double w, void *acc, int first);
+void so_wsum_f32(size_t n, const void *v, double w, void *acc, int first);
+void so_wsum_f64(size_t n, const void *v, double w, void *acc, int first);
 
 #endif

@@ -168,12 +168,8 @@ static void step_part(void *vctx, uint64_t b, uint64_t e, unsigned char *scratch
   const unsigned char *m = k->has_m ? k->m.data : NULL, *v = k->has_v ? k->v.data : NULL;
   unsigned char *mo = k->dst[1] ? k->dst[1] + b * sz : NULL, *vo = k->dst[2] ? k->dst[2] + b * sz : NULL;
   (void)scratch;
-  if (r->f64)
-    so_step_f64(r->p, n, AT(k->x.data, b, sz), AT(k->a.data, b, sz), AT(m, b, sz), AT(v, b, sz),
-                (double *)(void *)(k->dst[0] + b * sz), (double *)(void *)mo, (double *)(void *)vo);
-  else
-    so_step_f32(r->p, n, AT(k->x.data, b, sz), AT(k->a.data, b, sz), AT(m, b, sz), AT(v, b, sz),
-                (float *)(void *)(k->dst[0] + b * sz), (float *)(void *)mo, (float *)(void *)vo);
+  (r->f64 ? so_step_f64 : so_step_f32)(r->p, n, AT(k->x.data, b, sz), AT(k->a.data, b, sz), AT(m, b, sz),
+                                        AT(v, b, sz), k->dst[0] + b * sz, mo, vo);
 }
 
 static void step_key_run(const so_params *p, const step_key *k, unsigned char *scratch) {
@@ -211,10 +207,7 @@ static void step_key_run(const so_params *p, const step_key *k, unsigned char *s
     v = k->has_v ? ptr[2 + k->has_m] : NULL;
     mo = k->dst[1] ? k->dst[1] + pos * sz : NULL;
     vo = k->dst[2] ? k->dst[2] + pos * sz : NULL;
-    if (r.f64)
-      so_step_f64(p, n, ptr[0], ptr[1], m, v, (double *)(void *)(k->dst[0] + pos * sz), mo, vo);
-    else
-      so_step_f32(p, n, ptr[0], ptr[1], m, v, (float *)(void *)(k->dst[0] + pos * sz), mo, vo);
+    (r.f64 ? so_step_f64 : so_step_f32)(p, n, ptr[0], ptr[1], m, v, k->dst[0] + pos * sz, mo, vo);
   }
 }
 
@@ -817,17 +810,17 @@ static void mean_add(const npy_array *a, int fortran, dt_type out, double w, uns
     size_t n = a->numel - pos < KN_BLOCK ? (size_t)(a->numel - pos) : KN_BLOCK;
     const unsigned char *p = am_iter_next(&it, n, scratch);
     if (out == DT_FLOAT16) {
-      so_wsum_f16(n, (const uint16_t *)(const void *)p, w, (uint16_t *)(void *)(acc + pos * 2), first);
+      so_wsum_f16(n, p, w, acc + pos * 2, first);
     } else if (out == DT_FLOAT32) {
-      so_wsum_f32(n, (const float *)(const void *)p, w, (float *)(void *)(acc + pos * 4), first);
+      so_wsum_f32(n, p, w, acc + pos * 4, first);
     } else {
-      const double *d = (const double *)(const void *)p;
+      const void *d = p;
       if (t != DT_FLOAT64) { /* bool and integers: value.numpy() * weight is float64 */
-        double *conv = (double *)(void *)(scratch + (size_t)KN_BLOCK * 16);
+        unsigned char *conv = scratch + (size_t)KN_BLOCK * 16;
         kn_to_f64(t, p, conv, n);
         d = conv;
       }
-      so_wsum_f64(n, d, w, (double *)(void *)(acc + pos * 8), first);
+      so_wsum_f64(n, d, w, acc + pos * 8, first);
     }
   }
 }
