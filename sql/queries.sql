@@ -7,6 +7,10 @@
 --   :round    a round (largest_updates, export_layer)
 --   :key      a layer's key in the record (export_layer)
 --   :round_a  :round_b   the two rounds to compare (diff_checkpoints)
+--   :strategy_a  :strategy_b   two server strategies, 'fedavg', 'fedavgm',
+--             'fedadam', 'fedyogi' or 'fedadagrad' (replay_strategies)
+--   :options_a  :options_b     their options as JSON, '{}' for Flower's
+--             defaults, e.g. '{"eta": 0.05}' (replay_strategies)
 -- In the sqlite3 shell set them first, e.g.
 --   .param set :run 1
 --   .param set :round 3
@@ -97,3 +101,30 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
   AND run = :run;
 -- and to do it (uncomment):
 -- UPDATE global_models SET rec = ar_cast(rec, 'float16') WHERE run = :run;
+
+-- name: replay_strategies
+-- Replay a run's logged client updates under two server strategies, from
+-- the run's round-0 global model: the state after round r is
+-- ar_server_step(strategy, state after round r - 1, FedAvg of round r's
+-- updates, r), as Flower's ServerApp loop computes it. Per round, how far
+-- apart the two global models are (L2 norm of their difference).
+WITH RECURSIVE replay(round, a, b) AS (
+  SELECT 0, rd('arrays', 'array', rec), rd('arrays', 'array', rec)
+  FROM global_models
+  WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+    AND coalesce(:strategy_a, json_extract('{}', 'parameter :strategy_a is not set')) IS NOT NULL
+    AND coalesce(:strategy_b, json_extract('{}', 'parameter :strategy_b is not set')) IS NOT NULL
+    AND coalesce(:options_a, json_extract('{}', 'parameter :options_a is not set')) IS NOT NULL
+    AND coalesce(:options_b, json_extract('{}', 'parameter :options_b is not set')) IS NOT NULL
+    AND run = :run AND round = 0
+  UNION ALL
+  SELECT p.round + 1,
+         ar_server_step(:strategy_a, p.a, f.agg, p.round + 1, :options_a),
+         ar_server_step(:strategy_b, p.b, f.agg, p.round + 1, :options_b)
+  FROM replay AS p,
+       (SELECT round, ar_mean(rec, num_examples) AS agg FROM client_updates WHERE run = :run GROUP BY round) AS f
+  WHERE f.round = p.round + 1
+)
+SELECT round, round(ar_norm(ar_sub(rd_array_record(a, 'arrays'), rd_array_record(b, 'arrays'))), 6) AS distance
+FROM replay
+ORDER BY round;

@@ -78,6 +78,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_recorddict_register,
     vtab_record_dict_register,
     sql_message_register,
+    sql_strategy_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

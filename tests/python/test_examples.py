@@ -93,6 +93,16 @@ def test_flower_log_then_plot():
         assert head == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10_000, (head, os.path.getsize(png))
 
 
+def test_replay_strategies():
+    need_module("matplotlib", "python3-matplotlib")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = run([sys.executable, os.path.join(EXAMPLES, "replay_strategies.py"), "--out", "replay.png",
+                   "--rounds", "5"], tmp)
+        assert "round  5: |FedAvg - fedadam|" in out and "round  0: |FedAvg - fedadam| = 0.000000" in out, out
+        with open(os.path.join(tmp, "replay.png"), "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
 def test_checkpoints():
     with tempfile.TemporaryDirectory() as tmp:
         out = run([sys.executable, os.path.join(EXAMPLES, "checkpoints.py"), "--db", "ck.db"], tmp)

@@ -5,13 +5,14 @@ round 3 triples every client's fc2.weight (a layer whose norm jumps), and in
 round 2 the client "mallory" sends an update pointing away from everyone
 else's. Each view and each cookbook recipe is checked against NumPy.
 """
+import json
 import os
 import re
 import tempfile
 
 import numpy as np
 
-from arlib import ROOT, connect, load_npy, npy_bytes, record_bytes
+from arlib import ROOT, connect, decode_record, load_npy, npy_bytes, record_bytes
 
 CLIENTS = {"alice": 120, "bob": 80, "carol": 200, "mallory": 50}
 ROUNDS = 3
@@ -166,7 +167,7 @@ def test_views_match_numpy():
 def test_cookbook_recipes():
     q = recipes()
     assert set(q) >= {"layer_norm_jumps", "clients_against_consensus", "largest_updates", "export_layer",
-                      "diff_checkpoints", "fedavg_check", "shrink_to_float16"}, q.keys()
+                      "diff_checkpoints", "fedavg_check", "shrink_to_float16", "replay_strategies"}, q.keys()
     with tempfile.TemporaryDirectory() as tmp:
         con, globals_, updates = tracking_db(os.path.join(tmp, "t.db"))
         rows = con.execute(q["layer_norm_jumps"], {"run": 1}).fetchall()
@@ -199,12 +200,44 @@ def test_cookbook_recipes():
             assert close == int(np.allclose(globals_[3][key], globals_[1][key])), key
         rows = con.execute(q["fedavg_check"], {"run": 1}).fetchall()
         assert rows == [(r, len(CLIENTS), sum(CLIENTS.values()), 1) for r in range(1, ROUNDS + 1)], rows
+        check_replay(con, q["replay_strategies"])
         before, after = con.execute(q["shrink_to_float16"], {"run": 1}).fetchone()
         assert after < before, (before, after)
         # floating arrays shrink; integer ones (a client's int64 counter) keep their dtype
         shrunk = con.execute("SELECT ar_cast(rec, 'float16') FROM client_updates WHERE round = 1").fetchone()[0]
         assert con.execute("SELECT ar_dtype(?, 'fc1.weight'), ar_dtype(?, 'bn.num_batches_tracked')",
                            (shrunk, shrunk)).fetchone() == ("float16", "int64")
+
+
+def check_replay(con, sql):
+    """replay_strategies against Flower's FedAdam (test_strategy's NumPy
+    copy of fedadam.py) stepped over the same FedAvg aggregates."""
+    from test_strategy import FedAdam, FedYogi
+
+    # run 2: the same run without the integer buffer (server optimizers
+    # step float32/float64 models), for replay_strategies
+    con.execute("INSERT INTO runs(run, name) VALUES (2, 'floats')")
+    con.execute("INSERT INTO rounds(run, round) SELECT 2, round FROM rounds WHERE run = 1")
+    con.execute("INSERT INTO global_models SELECT 2, round, ar_delete(rec, 'bn.num_batches_tracked') FROM global_models WHERE run = 1")
+    con.execute("INSERT INTO client_updates(run, round, client, num_examples, rec) SELECT 2, round, client, num_examples, "
+                "ar_delete(rec, 'bn.num_batches_tracked') FROM client_updates WHERE run = 1")
+    con.commit()
+    aggs = {r: {k: load_npy(d) for k, _, _, _, d in decode_record(rec)} for r, rec in con.execute(
+        "SELECT round, ar_mean(rec, num_examples) FROM client_updates WHERE run = 2 GROUP BY round")}
+    model0 = {k: load_npy(d) for k, _, _, _, d in decode_record(
+        con.execute("SELECT rec FROM global_models WHERE run = 2 AND round = 0").fetchone()[0])}
+    for strategy, cls, options in (("fedadam", FedAdam, {}), ("fedyogi", FedYogi, {"eta": 0.05})):
+        rows = con.execute(sql, {"run": 2, "strategy_a": "fedavg", "strategy_b": strategy, "options_a": "{}",
+                                 "options_b": json.dumps(options)}).fetchall()
+        assert [r[0] for r in rows] == list(range(ROUNDS + 1)), rows
+        assert rows[0][1] == 0.0, rows
+        ref, model = cls(**options), dict(model0)
+        for r in range(1, ROUNDS + 1):
+            ref.configure_train(model)
+            model = ref.aggregate_train(r, aggs[r])
+            d = np.sqrt(sum(np.sum((aggs[r][k].astype(np.float64) - model[k].astype(np.float64)) ** 2) for k in model))
+            assert abs(rows[r][1] - round(d, 6)) < 2e-6, (strategy, r, rows[r][1], d)
+        assert rows[-1][1] > 0, rows
 
 
 def test_group_by_uses_an_index():
@@ -238,7 +271,8 @@ def test_recipe_parameters_listed_and_required():
     with tempfile.TemporaryDirectory() as tmp:
         con, _, _ = tracking_db(os.path.join(tmp, "t.db"))
         con.create_function("writefile", 2, lambda path, blob: 0)
-        values = {"run": 1, "round": 2, "round_a": 1, "round_b": 3, "key": "fc1.weight"}
+        values = {"run": 1, "round": 2, "round_a": 1, "round_b": 3, "key": "fc1.weight",
+                  "strategy_a": "fedavg", "strategy_b": "fedadam", "options_a": "{}", "options_b": "{}"}
         for name, sql in q.items():
             params = recipe_params(sql)
             assert params, name
