@@ -321,8 +321,8 @@ static int finish_object(fo_tree *t, int type, const uint32_t *kids, uint32_t nk
   ids = codec_malloc((uint64_t)(nchild ? nchild : 1) * SHA256_DIGEST_SIZE);
   if (!ids) return codec_nomem(err);
   for (k = 0; k < nchild; k++) memcpy(ids[k], t->obj[t->child[first + k]].id, SHA256_DIGEST_SIZE);
-  hash_object(type, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, t->text.p + body0, t->text.n - body0, NULL,
-              0, id);
+  hash_object(type, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, buf_at(&t->text, body0),
+              t->text.n - body0, NULL, 0, id);
   codec_free(ids);
   if ((at = keyset_get(&t->seen, id, SHA256_DIGEST_SIZE)) >= 0) { /* an identical object is in the tree */
     t->nchild_total = first;
@@ -481,7 +481,7 @@ void fo_write_content(const fo_tree *t, uint32_t i, buf_t *out) {
   buf_printf(out, " %llu", (unsigned long long)o->len);
   buf_putc(out, 0);
   if (o->type == FO_ARRAY_CHUNK) buf_append(out, o->data, o->len);
-  else buf_append(out, t->text.p + o->off, o->len);
+  else buf_append(out, buf_at(&t->text, o->off), o->len);
 }
 
 void fo_write_children_json(const fo_tree *t, uint32_t i, buf_t *out) {
