@@ -23,7 +23,8 @@ side in one run and printed as ratios (never asserted anywhere).
               fedadam.py) on views of the same bytes.
   object ids  ar_object_id of a ~100 MB record against hashlib.sha256 over
               the same bytes, and the project's SHA-256 alone, portable and
-              SHA-NI (bench/sha256.c).
+              SHA-NI (bench/sha256.c); rd_object_id of a RecordDict holding
+              that record against hashlib.sha256 over its bytes.
 
 How it measures (see bench/README.md): SQL runs through SQLite's C API
 (ctypes); BLOB arguments are bound without a copy and BLOB results are
@@ -627,6 +628,34 @@ def bench_object_id(quick):
     print(f"  {'sha256() alone, ' + ('SHA-NI' if ni == b'1' else 'portable (no SHA-NI here)'):<40}{'':>10}"
           f"  {float(chosen):5.2f} GB/s")
     report("ar_object_id: hashlib.sha256 time / ar_object_id time", f"{t_py / t_id:.2f}x", ">= 1x", t_py / t_id >= 1)
+    bench_rd_object_id(rec)
+
+
+def _pb_ld(field, payload):
+    """A length-delimited protobuf field (field numbers < 16)."""
+    n, size = len(payload), bytearray()
+    while True:
+        size.append((n & 0x7F) | (0x80 if n >> 7 else 0))
+        n >>= 7
+        if not n:
+            break
+    return bytes([field << 3 | 2]) + bytes(size) + payload
+
+
+def bench_rd_object_id(rec):
+    # A train reply's content: the record as its ArrayRecord, a MetricRecord.
+    metrics = _pb_ld(1, _pb_ld(1, b"num-examples") + _pb_ld(2, bytes([0x10, 20])))
+    rd = _pb_ld(1, _pb_ld(1, b"arrays") + _pb_ld(2, rec)) + _pb_ld(1, _pb_ld(1, b"metrics") + _pb_ld(3, metrics))
+    print(f"== Object ids: rd_object_id of a RecordDict holding that record ({len(rd) / 1e6:.0f} MB) against hashlib.sha256")
+    note("""rd_object_id(?1): the record's tree as above, then the MetricRecord and RecordDict objects
+            (Flower's RecordDict.object_id); hashlib.sha256 over the RecordDict's bytes. Best of 7, in turns.""")
+    db = Db(":memory:")
+    t_id, t_py = in_turns([lambda: db.run("SELECT length(rd_object_id(?1))", rd),
+                           lambda: hashlib.sha256(rd).digest()], 7)
+    db.close()
+    print(f"  {'rd_object_id(rd)':<40}{t_id * 1e3:7.1f} ms  {len(rd) / t_id / 1e9:5.2f} GB/s")
+    print(f"  {'hashlib.sha256(rd)':<40}{t_py * 1e3:7.1f} ms  {len(rd) / t_py / 1e9:5.2f} GB/s")
+    report("rd_object_id: hashlib.sha256 time / rd_object_id time", f"{t_py / t_id:.2f}x", ">= 1x", t_py / t_id >= 1)
 
 
 def load():
@@ -636,7 +665,7 @@ def load():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="about 10x smaller data")
-    ap.add_argument("--only", choices=["fedavg_floor", "server_step"], help="run this comparison alone")
+    ap.add_argument("--only", choices=["fedavg_floor", "server_step", "object_ids"], help="run this comparison alone")
     args = ap.parse_args()
     print(f"== {os.cpu_count()} cores, {load()} at the start"
           + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else ""))
@@ -648,6 +677,8 @@ def main():
         try:
             if args.only == "server_step":
                 bench_server_step(args.quick)
+            elif args.only == "object_ids":
+                bench_object_id(args.quick)
             else:
                 bench_fedavg_floor(tmp, args.quick)
         finally:

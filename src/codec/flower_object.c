@@ -9,13 +9,17 @@
 #include <string.h>
 
 #include "codec/json_read.h"
+#include "codec/pb.h"
+#include "codec/recorddict.h"
+#include "codec/valrec.h"
 
 /* A buffer's failure as a codec error. */
 static int buf_error(const buf_t *b, codec_err *err) {
   return codec_fail_rc(err, b->rc);
 }
 
-static const char *const type_names[] = {"ArrayRecord", "Array", "ArrayChunk"};
+static const char *const type_names[FO_NTYPES] = {"ArrayRecord",  "Array",        "ArrayChunk", "RecordDict",
+                                                  "MetricRecord", "ConfigRecord", "Message"};
 
 const char *fo_type_name(int type) { return type_names[type]; }
 
@@ -211,12 +215,14 @@ int fo_array_id(const record_item_spec *spec, uint64_t chunk_size, unsigned char
 void fo_tree_init(fo_tree *t) {
   memset(t, 0, sizeof(*t));
   buf_init(&t->text, UINT64_MAX);
+  keyset_init(&t->seen);
 }
 
 void fo_tree_free(fo_tree *t) {
   codec_free(t->obj);
   codec_free(t->child);
   buf_free(&t->text);
+  keyset_free(&t->seen);
   fo_tree_init(t);
 }
 
@@ -239,9 +245,9 @@ static int push_child(fo_tree *t, uint32_t index) {
 
 /* Add the objects of item i's Array that the tree does not hold yet (its new
 ** chunks, then the Array itself). *array_index gets the Array's index. */
-static int deflate_item(fo_tree *t, keyset_t *seen, int i, uint64_t chunk_size, uint32_t *array_index,
-                        codec_err *err) {
-  const record_item *it = &t->rec->items[i];
+static int deflate_item(fo_tree *t, keyset_t *seen, const record_t *rec, int i, uint64_t chunk_size,
+                        uint32_t *array_index, codec_err *err) {
+  const record_item *it = &rec->items[i];
   int64_t shape[RECORD_MAX_DIMS];
   record_item_spec spec;
   fo_array a;
@@ -268,6 +274,7 @@ static int deflate_item(fo_tree *t, keyset_t *seen, int i, uint64_t chunk_size, 
       o->item = i;
       o->off = a.uoff[u];
       o->len = it->data.n - a.uoff[u] < chunk_size ? it->data.n - a.uoff[u] : chunk_size;
+      o->data = it->data.p + a.uoff[u];
       c = (int)(t->n - 1);
       if (keyset_put(seen, a.uid[u], SHA256_DIGEST_SIZE, c)) goto nomem;
     }
@@ -289,73 +296,156 @@ nomem:
   return codec_nomem(err);
 }
 
-int fo_deflate(fo_tree *t, const record_t *rec, uint64_t chunk_size, codec_err *err) {
-  keyset_t seen;
-  uint32_t *item_array = NULL, first_array, k;
-  uint64_t body0;
-  unsigned char root[SHA256_DIGEST_SIZE];
-  int i, rc = CODEC_OK;
+/* Add the object of `type` whose body is text[body0..) and whose children
+** are the unique objects among kids (indices, in order of first
+** appearance). An object the tree holds already is not added again (its
+** body and children are dropped). *index gets its index either way. */
+static int finish_object(fo_tree *t, int type, const uint32_t *kids, uint32_t nkids, uint64_t body0, uint32_t *index,
+                         codec_err *err) {
+  uint32_t first = t->nchild_total, nchild, k;
+  unsigned char id[SHA256_DIGEST_SIZE], (*ids)[SHA256_DIGEST_SIZE];
+  keyset_t unique;
   fo_object *o;
-  t->rec = rec;
-  keyset_init(&seen);
+  int at, rc = CODEC_OK;
+  if (t->text.rc) return buf_error(&t->text, err);
+  keyset_init(&unique);
+  for (k = 0; k < nkids && rc == CODEC_OK; k++) {
+    const unsigned char *kid = t->obj[kids[k]].id;
+    if (keyset_get(&unique, kid, SHA256_DIGEST_SIZE) >= 0) continue;
+    if (keyset_put(&unique, kid, SHA256_DIGEST_SIZE, (int)k) || push_child(t, kids[k])) rc = codec_nomem(err);
+  }
+  keyset_free(&unique);
+  if (rc) return rc;
+  /* Gather the child ids contiguously for hashing. */
+  nchild = t->nchild_total - first;
+  ids = codec_malloc((uint64_t)(nchild ? nchild : 1) * SHA256_DIGEST_SIZE);
+  if (!ids) return codec_nomem(err);
+  for (k = 0; k < nchild; k++) memcpy(ids[k], t->obj[t->child[first + k]].id, SHA256_DIGEST_SIZE);
+  hash_object(type, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, buf_at(&t->text, body0),
+              t->text.n - body0, NULL, 0, id);
+  codec_free(ids);
+  if ((at = keyset_get(&t->seen, id, SHA256_DIGEST_SIZE)) >= 0) { /* an identical object is in the tree */
+    t->nchild_total = first;
+    t->text.n = body0;
+    *index = (uint32_t)at;
+    return CODEC_OK;
+  }
+  if (!(o = push_object(t, type, id))) return codec_nomem(err);
+  o->item = -1;
+  o->off = body0;
+  o->len = t->text.n - body0;
+  o->child0 = first;
+  o->nchild = nchild;
+  *index = t->n - 1;
+  if (keyset_put(&t->seen, id, SHA256_DIGEST_SIZE, (int)*index)) return codec_nomem(err);
+  return CODEC_OK;
+}
+
+/* A record's Arrays and chunks, then the ArrayRecord. */
+static int deflate_record(fo_tree *t, const record_t *rec, uint64_t chunk_size, uint32_t *index, codec_err *err) {
+  uint32_t *item_array;
+  uint64_t body0;
+  int i, rc = CODEC_OK;
   item_array = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(uint32_t));
-  if (!item_array) {
+  if (!item_array) return codec_nomem(err);
+  for (i = 0; i < rec->n && rc == CODEC_OK; i++)
+    rc = deflate_item(t, &t->seen, rec, i, chunk_size, &item_array[i], err);
+  if (rc == CODEC_OK) {
+    body0 = t->text.n;
+    buf_putc(&t->text, '{');
+    for (i = 0; i < rec->n; i++) {
+      char hex[SHA256_HEX_SIZE];
+      if (i) buf_puts(&t->text, ", ");
+      fo_put_pystring(&t->text, rec->items[i].key.p, rec->items[i].key.n);
+      sha256_hex(t->obj[item_array[i]].id, hex);
+      buf_puts(&t->text, ": \"");
+      buf_append(&t->text, hex, 64);
+      buf_putc(&t->text, '"');
+    }
+    buf_putc(&t->text, '}');
+    /* The record's children: its unique Arrays in item order. */
+    rc = finish_object(t, FO_ARRAY_RECORD, item_array, (uint32_t)rec->n, body0, index, err);
+  }
+  codec_free(item_array);
+  return rc;
+}
+
+int fo_deflate(fo_tree *t, const record_t *rec, uint64_t chunk_size, codec_err *err) {
+  uint32_t root;
+  t->rec = rec;
+  return deflate_record(t, rec, chunk_size, &root, err);
+}
+
+/* "array record 'name'", for messages. */
+static void item_label(char *out, size_t cap, const recorddict_item *it) {
+  char q[CODEC_QUOTE_MAX];
+  snprintf(out, cap, "%s record '%s'", recorddict_kind_name(it->kind),
+           codec_quote(q, sizeof(q), it->name.p, it->name.n));
+}
+
+/* One RecordDict item's record tree. */
+static int deflate_rd_item(fo_tree *t, const recorddict_item *it, const unsigned char *blob, uint64_t chunk_size,
+                           uint32_t *index, codec_err *err) {
+  char label[CODEC_QUOTE_MAX + 32];
+  int rc;
+  item_label(label, sizeof(label), it);
+  if (it->kind == RECORDDICT_ARRAY) {
+    record_t rec;
+    codec_err inner;
+    record_init(&rec);
+    rc = record_parse(&rec, it->record.p, it->record.n, &inner);
+    if (rc == CODEC_OK)
+      rc = deflate_record(t, &rec, chunk_size, index, err);
+    else if (rc == CODEC_CORRUPT)
+      rc = codec_fail(err, rc, "%s (at byte %llu): %s", label, (unsigned long long)it->record_at, inner.msg);
+    else
+      rc = codec_fail_rc(err, rc);
+    record_clear(&rec);
+  } else {
+    valrec_t vr;
+    uint64_t body0 = t->text.n;
+    valrec_init(&vr);
+    rc =
+        valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
+    if (rc == CODEC_OK) {
+      valrec_write_flower(&t->text, &vr);
+      rc = finish_object(t, it->kind == RECORDDICT_CONFIG ? FO_CONFIG_RECORD : FO_METRIC_RECORD, NULL, 0, body0, index,
+                         err);
+    }
+    valrec_clear(&vr);
+  }
+  return rc;
+}
+
+int fo_deflate_rd(fo_tree *t, const unsigned char *blob, uint64_t n, uint64_t chunk_size, codec_err *err) {
+  recorddict_t rd;
+  uint32_t *kids = NULL, root;
+  uint64_t body0;
+  int i, rc;
+  t->rec = NULL;
+  recorddict_init(&rd);
+  if ((rc = recorddict_parse(&rd, blob, n, err)) != CODEC_OK) goto done;
+  if (!(kids = codec_malloc((uint64_t)(rd.n ? rd.n : 1) * sizeof(uint32_t)))) {
     rc = codec_nomem(err);
     goto done;
   }
-  for (i = 0; i < rec->n && rc == CODEC_OK; i++) rc = deflate_item(t, &seen, i, chunk_size, &item_array[i], err);
+  for (i = 0; i < rd.n && rc == CODEC_OK; i++) rc = deflate_rd_item(t, &rd.items[i], blob, chunk_size, &kids[i], err);
   if (rc) goto done;
-  /* The record's children are its unique Arrays in item order: exactly the
-  ** Array objects, in the order they entered the tree. */
-  first_array = t->nchild_total;
-  for (k = 0; k < t->n; k++) {
-    if (t->obj[k].type == FO_ARRAY && push_child(t, k)) {
-      rc = codec_nomem(err);
-      goto done;
-    }
-  }
   body0 = t->text.n;
   buf_putc(&t->text, '{');
-  for (i = 0; i < rec->n; i++) {
+  for (i = 0; i < rd.n; i++) {
     char hex[SHA256_HEX_SIZE];
     if (i) buf_puts(&t->text, ", ");
-    fo_put_pystring(&t->text, rec->items[i].key.p, rec->items[i].key.n);
-    sha256_hex(t->obj[item_array[i]].id, hex);
+    fo_put_pystring(&t->text, rd.items[i].name.p, rd.items[i].name.n);
     buf_puts(&t->text, ": \"");
-    buf_append(&t->text, hex, 64);
+    buf_append(&t->text, sha256_hex(t->obj[kids[i]].id, hex), 64);
     buf_putc(&t->text, '"');
   }
   buf_putc(&t->text, '}');
-  if (t->text.rc) {
-    rc = buf_error(&t->text, err);
-    goto done;
-  }
-  {
-    /* Gather the child ids contiguously for hashing. */
-    uint32_t nchild = t->nchild_total - first_array;
-    unsigned char(*ids)[SHA256_DIGEST_SIZE] = codec_malloc((uint64_t)(nchild ? nchild : 1) * SHA256_DIGEST_SIZE);
-    if (!ids) {
-      rc = codec_nomem(err);
-      goto done;
-    }
-    for (k = 0; k < nchild; k++) memcpy(ids[k], t->obj[t->child[first_array + k]].id, SHA256_DIGEST_SIZE);
-    hash_object(FO_ARRAY_RECORD, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, t->text.p + body0,
-                t->text.n - body0, NULL, 0, root);
-    codec_free(ids);
-    o = push_object(t, FO_ARRAY_RECORD, root);
-    if (!o) {
-      rc = codec_nomem(err);
-      goto done;
-    }
-    o->item = -1;
-    o->off = body0;
-    o->len = t->text.n - body0;
-    o->child0 = first_array;
-    o->nchild = nchild;
-  }
+  rc = finish_object(t, FO_RECORD_DICT, kids, (uint32_t)rd.n, body0, &root, err);
 done:
-  codec_free(item_array);
-  keyset_free(&seen);
+  codec_free(kids);
+  recorddict_clear(&rd);
   return rc;
 }
 
@@ -390,8 +480,8 @@ void fo_write_content(const fo_tree *t, uint32_t i, buf_t *out) {
   put_child_ids(t, o, out, ",", 0);
   buf_printf(out, " %llu", (unsigned long long)o->len);
   buf_putc(out, 0);
-  if (o->type == FO_ARRAY_CHUNK) buf_append(out, t->rec->items[o->item].data.p + o->off, o->len);
-  else buf_append(out, t->text.p + o->off, o->len);
+  if (o->type == FO_ARRAY_CHUNK) buf_append(out, o->data, o->len);
+  else buf_append(out, buf_at(&t->text, o->off), o->len);
 }
 
 void fo_write_children_json(const fo_tree *t, uint32_t i, buf_t *out) {
@@ -423,46 +513,44 @@ static int is_lower_hex(const unsigned char *p, uint64_t n) {
 }
 
 
-/* The head of a content: type, child ids, body length (see fo_store_add). */
-static int parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const char *idhex, codec_err *err) {
+int fo_parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const char *what, codec_err *err) {
   const unsigned char *nul = memchr(c, 0, (size_t)n), *sp1, *sp2;
   uint64_t head_len, body_len = 0, k, clen;
   int t;
-  if (!nul) return codec_fail(err, CODEC_CORRUPT, "object %s has no head (no NUL byte)", idhex);
+  if (!nul) return codec_fail(err, CODEC_CORRUPT, "%s has no head (no NUL byte)", what);
   head_len = (uint64_t)(nul - c);
   sp1 = memchr(c, ' ', (size_t)head_len);
   sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(head_len - (uint64_t)(sp1 + 1 - c))) : NULL;
   if (!sp2 || memchr(sp2 + 1, ' ', (size_t)(head_len - (uint64_t)(sp2 + 1 - c))) || sp2 + 1 == nul)
-    return codec_fail(err, CODEC_CORRUPT, "object %s: head is not '<type> <child ids> <body length>'", idhex);
-  for (t = 0; t < 3; t++)
+    return codec_fail(err, CODEC_CORRUPT, "%s: head is not '<type> <child ids> <body length>'", what);
+  for (t = 0; t < FO_NTYPES; t++)
     if ((size_t)(sp1 - c) == strlen(type_names[t]) && memcmp(c, type_names[t], (size_t)(sp1 - c)) == 0) break;
-  if (t == 3) {
+  if (t == FO_NTYPES) {
     int shown = (int)(sp1 - c) > 24 ? 24 : (int)(sp1 - c);
     char name[25];
     for (k = 0; k < (uint64_t)shown; k++) name[k] = c[k] >= 0x20 && c[k] < 0x7f ? (char)c[k] : '?';
     name[shown] = 0;
-    return codec_fail(err, CODEC_CORRUPT, "object %s has unknown type '%s'", idhex, name);
+    return codec_fail(err, CODEC_CORRUPT, "%s has unknown type '%s'", what, name);
   }
   for (k = (uint64_t)(sp2 + 1 - c); k < head_len; k++) {
     if (c[k] < '0' || c[k] > '9' || body_len > (UINT64_MAX - 9) / 10)
-      return codec_fail(err, CODEC_CORRUPT, "object %s: bad body length in the head", idhex);
+      return codec_fail(err, CODEC_CORRUPT, "%s: bad body length in the head", what);
     body_len = body_len * 10 + (uint64_t)(c[k] - '0');
   }
   if (body_len != n - head_len - 1)
-    return codec_fail(err, CODEC_CORRUPT, "object %s: head says the body has %llu bytes, it has %llu", idhex,
+    return codec_fail(err, CODEC_CORRUPT, "%s: head says the body has %llu bytes, it has %llu", what,
                       (unsigned long long)body_len, (unsigned long long)(n - head_len - 1));
   e->type = (unsigned char)t;
   e->body = head_len + 1;
   e->children = (uint64_t)(sp1 + 1 - c);
   clen = (uint64_t)(sp2 - sp1 - 1);
   /* "" or 64 hex digits, then ",id" for each further child */
-  if (clen && ((clen + 1) % 65 != 0))
-    return codec_fail(err, CODEC_CORRUPT, "object %s: bad child id list in the head", idhex);
+  if (clen && ((clen + 1) % 65 != 0)) return codec_fail(err, CODEC_CORRUPT, "%s: bad child id list in the head", what);
   e->nchild = clen ? (uint32_t)((clen + 1) / 65) : 0;
   for (k = 0; k < e->nchild; k++) {
     const unsigned char *id = c + e->children + k * 65;
     if (!is_lower_hex(id, 64) || (k + 1 < e->nchild && id[64] != ','))
-      return codec_fail(err, CODEC_CORRUPT, "object %s: bad child id list in the head", idhex);
+      return codec_fail(err, CODEC_CORRUPT, "%s: bad child id list in the head", what);
   }
   if (e->nchild > 1) {
     /* Children are unique (they are dict keys in Flower): a hash set, so
@@ -473,22 +561,23 @@ static int parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const cha
     for (k = 0; k < e->nchild && rc == CODEC_OK; k++) {
       const unsigned char *id = c + e->children + k * 65;
       if (keyset_get(&seen, id, 64) >= 0)
-        rc = codec_fail(err, CODEC_CORRUPT, "object %s lists child %.64s twice", idhex, (const char *)id);
+        rc = codec_fail(err, CODEC_CORRUPT, "%s lists child %.64s twice", what, (const char *)id);
       else if (keyset_put(&seen, id, 64, (int)k))
         rc = codec_nomem(err);
     }
     keyset_free(&seen);
     if (rc) return rc;
   }
-  if (e->type == FO_ARRAY_CHUNK && e->nchild)
-    return codec_fail(err, CODEC_CORRUPT, "object %s: an ArrayChunk has no children", idhex);
+  if ((e->type == FO_ARRAY_CHUNK || e->type == FO_METRIC_RECORD || e->type == FO_CONFIG_RECORD) && e->nchild)
+    return codec_fail(err, CODEC_CORRUPT, "%s: a%s %s has no children", what, e->type == FO_ARRAY_CHUNK ? "n" : "",
+                      type_names[e->type]);
   return CODEC_OK;
 }
 
 int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const unsigned char *content,
                  uint64_t n, codec_err *err) {
   unsigned char actual[SHA256_DIGEST_SIZE];
-  char idhex[SHA256_HEX_SIZE], acthex[SHA256_HEX_SIZE];
+  char idhex[SHA256_HEX_SIZE], acthex[SHA256_HEX_SIZE], what[80];
   fo_entry e;
   int rc;
   sha256(content, n, actual);
@@ -497,7 +586,8 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
     return codec_fail(err, CODEC_CORRUPT, "object %s: content hashes to %s", idhex, sha256_hex(actual, acthex));
   if (keyset_get(&s->ids, id, SHA256_DIGEST_SIZE) >= 0) return CODEC_OK; /* same id, same bytes */
   memset(&e, 0, sizeof(e));
-  if ((rc = parse_head(content, n, &e, idhex, err)) != CODEC_OK) return rc;
+  snprintf(what, sizeof(what), "object %s", idhex);
+  if ((rc = fo_parse_head(content, n, &e, what, err)) != CODEC_OK) return rc;
   memcpy(e.id, id, SHA256_DIGEST_SIZE);
   e.off = s->arena.n;
   e.len = n;
@@ -725,6 +815,8 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
       rc = codec_fail(f->err, CODEC_CORRUPT, "ArrayRecord %s lists child %.64s that its body does not use", hex,
                       (const char *)child_hex(f->s, root, k));
   }
+  /* Arrays may be shared with another ArrayRecord, read later. */
+  for (k = 0; k < root->nchild; k++) f->s->e[find_hex(f->s, child_hex(f->s, root, k))].listed = 0;
   return rc;
 }
 
@@ -755,5 +847,216 @@ int fo_inflate(fo_store *s, buf_t *out, codec_err *err) {
     if (!s->e[k].reached)
       return codec_fail(err, CODEC_CORRUPT, "object %s (%s) is not part of ArrayRecord %s", sha256_hex(s->e[k].id, hex),
                         type_names[s->e[k].type], sha256_hex(s->e[root].id, hex2));
+  return CODEC_OK;
+}
+
+/* --- RecordDicts and Messages ------------------------------------------------------ */
+
+static int is_record_type(int t) { return t == FO_ARRAY_RECORD || t == FO_METRIC_RECORD || t == FO_CONFIG_RECORD; }
+
+/* One record object, as the bytes a RecordDict item holds, into rec. */
+static int inflate_rd_record(fo_inflater *f, fo_entry *e, buf_t *rec) {
+  char hex[SHA256_HEX_SIZE], what[96];
+  buf_t *out = f->out;
+  valrec_t vr;
+  int rc;
+  if (e->type == FO_ARRAY_RECORD) {
+    f->out = rec;
+    rc = inflate_record(f, e);
+    f->out = out;
+    return rc;
+  }
+  snprintf(what, sizeof(what), "%s %s body", type_names[e->type], sha256_hex(e->id, hex));
+  valrec_init(&vr);
+  rc = valrec_parse(&vr, e->type == FO_CONFIG_RECORD, content_of(f->s, e), e->body, e->len, what, f->err);
+  if (rc == CODEC_OK) {
+    valrec_write_flower(rec, &vr);
+    if (rec->rc) rc = buf_error(rec, f->err);
+  }
+  valrec_clear(&vr);
+  return rc;
+}
+
+static int inflate_rd(fo_inflater *f, fo_entry *root) {
+  char hex[SHA256_HEX_SIZE], what[96];
+  json_reader r;
+  json_str key, value;
+  keyset_t names, heads; /* names seen; head child id (hex) -> its place */
+  buf_t rec;
+  unsigned char *used; /* per head child: the body names it */
+  int more, rc = CODEC_OK, items = 0, at;
+  uint32_t k;
+  sha256_hex(root->id, hex);
+  snprintf(what, sizeof(what), "RecordDict %s body", hex);
+  for (k = 0; k < root->nchild; k++) {
+    const unsigned char *ch = child_hex(f->s, root, k);
+    int c = find_hex(f->s, ch);
+    if (c < 0)
+      return codec_fail(f->err, CODEC_CORRUPT, "missing record %.64s (child of RecordDict %s)", (const char *)ch, hex);
+    if (!is_record_type(f->s->e[c].type))
+      return codec_fail(
+          f->err, CODEC_CORRUPT,
+          "object %.64s is a%s %s, its parent RecordDict %s wants an ArrayRecord, MetricRecord or ConfigRecord",
+          (const char *)ch, f->s->e[c].type == FO_ARRAY || f->s->e[c].type == FO_ARRAY_CHUNK ? "n" : "",
+          type_names[f->s->e[c].type], hex);
+    f->s->e[c].reached = 1;
+  }
+  if ((rc = json_reader_init(&r, content_of(f->s, root) + root->body, root->len - root->body, 0, what, f->err)) !=
+      CODEC_OK)
+    return rc;
+  if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
+  if (!(used = codec_malloc(root->nchild ? root->nchild : 1))) return codec_nomem(f->err);
+  memset(used, 0, root->nchild ? root->nchild : 1);
+  keyset_init(&names);
+  keyset_init(&heads);
+  buf_init(&rec, f->out->limit);
+  for (k = 0; k < root->nchild && rc == CODEC_OK; k++)
+    if (keyset_put(&heads, child_hex(f->s, root, k), 64, (int)k)) rc = codec_nomem(f->err);
+  while (rc == CODEC_OK) {
+    fo_entry *e;
+    codec_span name, bytes;
+    if ((rc = json_next_key(&r, &more, &key)) != CODEC_OK || !more) break;
+    if ((rc = json_string(&r, &value)) != CODEC_OK) break;
+    if (value.n != 64 || value.escaped || (at = keyset_get(&heads, value.p, 64)) < 0) {
+      rc = json_fail_str(&r, &value, "value is not one of the head's child ids");
+      break;
+    }
+    used[at] = 1;
+    e = &f->s->e[find_hex(f->s, value.p)];
+    f->scratch.n = 0;
+    if (json_unescape(&key, &f->scratch) || keyset_get(&names, f->scratch.p, f->scratch.n) >= 0) {
+      rc = f->scratch.rc ? buf_error(&f->scratch, f->err) : json_fail_str(&r, &key, "duplicate key");
+      break;
+    }
+    if (!codec_utf8_valid(f->scratch.p, f->scratch.n)) {
+      rc = json_fail_str(&r, &key, "name is not valid UTF-8");
+      break;
+    }
+    if (keyset_put(&names, f->scratch.p, f->scratch.n, items++)) {
+      rc = codec_nomem(f->err);
+      break;
+    }
+    rec.n = 0;
+    if ((rc = inflate_rd_record(f, e, &rec)) != CODEC_OK) break;
+    /* inflate_record used f->scratch: decode the name again */
+    f->scratch.n = 0;
+    json_unescape(&key, &f->scratch);
+    if (f->scratch.rc) {
+      rc = buf_error(&f->scratch, f->err);
+      break;
+    }
+    name.p = buf_at(&f->scratch, 0);
+    name.n = f->scratch.n;
+    bytes.p = buf_at(&rec, 0);
+    bytes.n = rec.n;
+    recorddict_write_item(f->out, name,
+                          e->type == FO_ARRAY_RECORD    ? RECORDDICT_ARRAY
+                          : e->type == FO_METRIC_RECORD ? RECORDDICT_METRIC
+                                                        : RECORDDICT_CONFIG,
+                          bytes);
+    if (f->out->rc) {
+      rc = buf_error(f->out, f->err);
+      break;
+    }
+  }
+  buf_free(&rec);
+  keyset_free(&names);
+  keyset_free(&heads);
+  if (rc == CODEC_OK) rc = json_end(&r);
+  for (k = 0; k < root->nchild && rc == CODEC_OK; k++)
+    if (!used[k])
+      rc = codec_fail(f->err, CODEC_CORRUPT, "RecordDict %s lists child %.64s that its body does not use", hex,
+                      (const char *)child_hex(f->s, root, k));
+  codec_free(used);
+  return rc;
+}
+
+/* A Message body: protobuf Message fields, content (field 2) absent. */
+static int check_message_body(fo_inflater *f, const fo_entry *m) {
+  char hex[SHA256_HEX_SIZE], what[96];
+  pb_reader r;
+  pb_ctx ctx;
+  snprintf(what, sizeof(what), "Message %s body", sha256_hex(m->id, hex));
+  r.blob = content_of(f->s, m);
+  r.pos = m->body;
+  r.end = m->len;
+  ctx.err = f->err;
+  ctx.blob = what;
+  ctx.item = -1;
+  ctx.key.p = NULL;
+  ctx.key.n = 0;
+  while (r.pos < r.end) {
+    uint64_t field, at = r.pos;
+    int wt, rc;
+    if ((rc = pb_tag(&r, &ctx, &field, &wt)) != CODEC_OK) return rc;
+    if (field == 2)
+      return codec_fail(f->err, CODEC_CORRUPT, "%s holds a content (field 2): a Message object's content is its child",
+                        what);
+    if ((rc = pb_skip(&r, &ctx, field, wt, 0, at)) != CODEC_OK) return rc;
+  }
+  return CODEC_OK;
+}
+
+int fo_inflate_rd(fo_store *s, buf_t *out, int *has_content, codec_err *err) {
+  fo_inflater f;
+  char hex[SHA256_HEX_SIZE], hex2[SHA256_HEX_SIZE];
+  int root = -1, msg = -1, rc = CODEC_OK, pass;
+  uint32_t k;
+  *has_content = 0;
+  /* The root: the one Message, else the one RecordDict (a Message's
+  ** content is a RecordDict: with a Message, others are extras). */
+  for (pass = 0; pass < 2; pass++) {
+    int type = pass ? FO_RECORD_DICT : FO_MESSAGE, *slot = pass ? &root : &msg;
+    if (pass && msg >= 0) break;
+    for (k = 0; k < s->n; k++) {
+      if (s->e[k].type != type) continue;
+      if (*slot >= 0)
+        return codec_fail(err, CODEC_CORRUPT, "more than one %s object (%s and %s)", type_names[type],
+                          sha256_hex(s->e[*slot].id, hex), sha256_hex(s->e[k].id, hex2));
+      *slot = (int)k;
+    }
+  }
+  memset(&f, 0, sizeof(f));
+  f.s = s;
+  f.out = out;
+  f.err = err;
+  buf_init(&f.scratch, UINT64_MAX);
+  if (msg >= 0) {
+    fo_entry *m = &s->e[msg];
+    m->reached = 1;
+    sha256_hex(m->id, hex);
+    if (m->nchild > 1) {
+      rc = codec_fail(err, CODEC_CORRUPT, "Message %s has %u children (its content RecordDict is the only one)", hex,
+                      m->nchild);
+    } else if ((rc = check_message_body(&f, m)) == CODEC_OK && m->nchild == 1) {
+      const unsigned char *ch = child_hex(s, m, 0);
+      int c = find_hex(s, ch);
+      if (c < 0)
+        rc = codec_fail(err, CODEC_CORRUPT, "missing RecordDict %.64s (child of Message %s)", (const char *)ch, hex);
+      else if (s->e[c].type != FO_RECORD_DICT)
+        rc = codec_fail(err, CODEC_CORRUPT, "object %.64s is a%s %s, its parent Message %s wants a RecordDict",
+                        (const char *)ch, s->e[c].type <= FO_ARRAY_CHUNK ? "n" : "", type_names[s->e[c].type], hex);
+      else
+        root = c;
+    } else {
+      root = -1;
+    }
+  } else if (root < 0) {
+    rc = codec_fail(err, CODEC_CORRUPT, "no RecordDict or Message object among the %u objects", s->n);
+  }
+  if (rc == CODEC_OK && root >= 0) {
+    s->e[root].reached = 1;
+    rc = inflate_rd(&f, &s->e[root]);
+    *has_content = rc == CODEC_OK;
+  }
+  buf_free(&f.scratch);
+  codec_free(f.used);
+  if (rc) return rc;
+  for (k = 0; k < s->n; k++)
+    if (!s->e[k].reached) {
+      int top = msg >= 0 ? msg : root;
+      return codec_fail(err, CODEC_CORRUPT, "object %s (%s) is not part of %s %s", sha256_hex(s->e[k].id, hex),
+                        type_names[s->e[k].type], type_names[s->e[top].type], sha256_hex(s->e[top].id, hex2));
+    }
   return CODEC_OK;
 }

@@ -21,6 +21,19 @@
 ** share one object. A tree lists its objects as Flower's
 ** get_all_nested_objects does: post-order, children before their parent,
 ** each object once, the ArrayRecord last.
+**
+** RecordDicts (flwr.common.record.recorddict) and Messages deflate too:
+**
+**   RecordDict body    json.dumps({name: record_object_id, ...}); children
+**                      its unique records (ArrayRecord, MetricRecord,
+**                      ConfigRecord objects) in item order
+**   MetricRecord body  ProtoMetricRecord(items=...).SerializeToString(), no
+**   ConfigRecord body  children (ConfigRecord likewise): the bytes Flower
+**                      writes back from Python values (valrec_write_flower)
+**   Message body       a protobuf Message with its metadata (message_id
+**                      empty: the Message's object id is its message_id)
+**                      and error, without content; its one child, if any,
+**                      is the content RecordDict
 */
 #ifndef AR_FLOWER_OBJECT_H
 #define AR_FLOWER_OBJECT_H
@@ -32,7 +45,16 @@
 /* Flower's default FLWR_PRIVATE_MAX_ARRAY_CHUNK_SIZE. */
 #define FO_CHUNK_SIZE 5242880
 
-enum { FO_ARRAY_RECORD = 0, FO_ARRAY = 1, FO_ARRAY_CHUNK = 2 };
+enum {
+  FO_ARRAY_RECORD = 0,
+  FO_ARRAY = 1,
+  FO_ARRAY_CHUNK = 2,
+  FO_RECORD_DICT = 3,
+  FO_METRIC_RECORD = 4,
+  FO_CONFIG_RECORD = 5,
+  FO_MESSAGE = 6,
+  FO_NTYPES = 7
+};
 const char *fo_type_name(int type);
 
 /* Append s as a JSON string literal the way Python's json.dumps writes it
@@ -46,16 +68,18 @@ typedef struct fo_object {
   unsigned char type;
   int item;              /* Array, ArrayChunk: the item it was first made from */
   uint64_t off, len;     /* ArrayChunk: slice of the item's data; others: body in tree.text */
+  const unsigned char *data; /* ArrayChunk: its bytes (the slice) */
   uint32_t child0, nchild; /* unique children: tree.child[child0 .. child0 + nchild) */
 } fo_object;
 
 typedef struct fo_tree {
-  const record_t *rec;
-  fo_object *obj; /* post-order; the ArrayRecord is obj[n - 1] */
+  const record_t *rec; /* fo_deflate's record (NULL for a RecordDict) */
+  fo_object *obj; /* post-order; the root is obj[n - 1] */
   uint32_t n, cap;
   uint32_t *child; /* object indices */
   uint32_t nchild_total, child_cap;
-  buf_t text; /* Array and ArrayRecord bodies */
+  buf_t text; /* bodies, ArrayChunks' excepted */
+  keyset_t seen; /* object id -> index in obj */
 } fo_tree;
 
 void fo_tree_init(fo_tree *t);
@@ -65,6 +89,11 @@ void fo_tree_free(fo_tree *t);
 ** outlive the tree). chunk_size is FO_CHUNK_SIZE except in tests.
 ** CODEC_NOMEM or CODEC_TOOBIG (more objects than fit an index). */
 int fo_deflate(fo_tree *t, const record_t *rec, uint64_t chunk_size, codec_err *err);
+
+/* Deflate a RecordDict BLOB (recorddict.h; views into it, which must
+** outlive the tree): its records' trees, then the RecordDict. Errors name
+** the item: "array record 'arrays' (at byte 2): ...". */
+int fo_deflate_rd(fo_tree *t, const unsigned char *blob, uint64_t n, uint64_t chunk_size, codec_err *err);
 
 /* The content of object i: its size, and appending it to out. */
 uint64_t fo_content_size(const fo_tree *t, uint32_t i);
@@ -97,6 +126,11 @@ typedef struct fo_store {
   keyset_t ids;  /* id -> entry index */
 } fo_store;
 
+/* The head of one object's content: type, children (nchild, and their
+** offset), body offset. `what` names the object in messages ("object <id>").
+** CODEC_CORRUPT ("object <id>: head is not ..."), or CODEC_NOMEM. */
+int fo_parse_head(const unsigned char *content, uint64_t n, fo_entry *e, const char *what, codec_err *err);
+
 /* limit caps the bytes kept (CODEC_TOOBIG beyond it). */
 void fo_store_init(fo_store *s, uint64_t limit);
 void fo_store_free(fo_store *s);
@@ -112,5 +146,12 @@ int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const 
 ** consistent with their heads, every object part of the tree. The record
 ** BLOB (canonical Flower serde bytes) is appended to out. */
 int fo_inflate(fo_store *s, buf_t *out, codec_err *err);
+
+/* Rebuild a RecordDict likewise: the root is the one Message object if
+** there is one (*has_content 0 when it has no content child: out stays
+** empty), else the one RecordDict object. Its records inflate as above;
+** metric and config records are written as valrec_write_flower writes
+** them. The RecordDict BLOB (canonical serde bytes) is appended to out. */
+int fo_inflate_rd(fo_store *s, buf_t *out, int *has_content, codec_err *err);
 
 #endif

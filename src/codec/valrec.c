@@ -477,21 +477,51 @@ static void put_item(buf_t *out, const unsigned char *key, uint64_t klen, const 
   buf_append(out, buf_at(&w->val, 0), w->val.n);
 }
 
-void valrec_write(buf_t *out, const valrec_t *vr) {
+/* The type Flower's serde gives a value it read back into Python: ints
+** are sint64 unless above INT64_MAX (uint64 then), an empty list has no
+** element type and becomes a double list (metrics) or a bool list
+** (configs: bool is the first type serde tries). */
+static int flower_type(const valrec_t *vr, const valrec_item *it) {
+  if (VALREC_IS_LIST(it->type) && it->nvals == 0) return vr->config ? VALREC_BOOL_LIST : VALREC_DOUBLE_LIST;
+  if (it->type == VALREC_UINT64) return it->v.u > (uint64_t)INT64_MAX ? VALREC_UINT64 : VALREC_SINT64;
+  if (it->type == VALREC_UINT_LIST) {
+    valrec_iter li;
+    valrec_elem e;
+    valrec_iter_init(&li, it);
+    while (valrec_iter_next(&li, &e))
+      if (e.u > (uint64_t)INT64_MAX) return VALREC_UINT_LIST;
+    return VALREC_SINT_LIST;
+  }
+  return it->type;
+}
+
+/* An element of type `from` as one of type `to` (only uint -> sint differs). */
+static void retype(int from, int to, valrec_elem *e) {
+  if ((from == VALREC_UINT64 || from == VALREC_UINT_LIST) && (to == VALREC_SINT64 || to == VALREC_SINT_LIST))
+    e->i = (int64_t)e->u;
+}
+
+static void write_record(buf_t *out, const valrec_t *vr, int flower) {
   writer w;
   int i;
   writer_init(&w, out->limit);
   for (i = 0; i < vr->n && out->rc == CODEC_OK; i++) {
     const valrec_item *it = &vr->items[i];
+    int t = flower ? flower_type(vr, it) : it->type;
     writer_begin(&w);
     if (VALREC_IS_LIST(it->type)) {
       valrec_iter li;
       valrec_elem e;
       valrec_iter_init(&li, it);
-      while (valrec_iter_next(&li, &e)) put_list_elem(&w, it->type, &e);
-      finish_list(&w, it->type);
+      while (valrec_iter_next(&li, &e)) {
+        retype(it->type, t, &e);
+        put_list_elem(&w, t, &e);
+      }
+      finish_list(&w, t);
     } else {
-      put_scalar(&w.val, it->type, &it->v);
+      valrec_elem e = it->v;
+      retype(it->type, t, &e);
+      put_scalar(&w.val, t, &e);
     }
     if (writer_rc(&w)) {
       if (out->rc == CODEC_OK) out->rc = writer_rc(&w);
@@ -501,6 +531,10 @@ void valrec_write(buf_t *out, const valrec_t *vr) {
   }
   writer_free(&w);
 }
+
+void valrec_write(buf_t *out, const valrec_t *vr) { write_record(out, vr, 0); }
+
+void valrec_write_flower(buf_t *out, const valrec_t *vr) { write_record(out, vr, 1); }
 
 /* --- JSON in -------------------------------------------------------------------- */
 

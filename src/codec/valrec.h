@@ -121,6 +121,12 @@ int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t
 
 /* The canonical bytes of a parsed record. */
 void valrec_write(buf_t *out, const valrec_t *vr);
+/* The bytes Flower writes for the record after reading it into Python
+** (MetricRecord/ConfigRecord.deflate, recorddict_to_proto of what
+** recorddict_from_proto made): canonical, with uint64 values up to
+** INT64_MAX as sint64 (lists: when every element is), and empty lists as
+** double lists (metrics) or bool lists (configs). */
+void valrec_write_flower(buf_t *out, const valrec_t *vr);
 
 /* Base64 (RFC 4648, padded), for the bytes spelling. */
 void valrec_put_base64(buf_t *out, const unsigned char *p, uint64_t n);

@@ -6,8 +6,14 @@
 **   ar_object_id(rec)                 Flower's ArrayRecord.object_id
 **   npy_object_id(npy)                object_id of the Array holding this .npy
 **   aggregate ar_inflate(object_id, content)   the objects of one record -> rec
+**   rd_object_id(rd)                  Flower's RecordDict.object_id
+**   aggregate rd_inflate(object_id, content)   a RecordDict's (or a Message's)
+**                                     objects -> its RecordDict
+**   flower_object_type(content)       the type its head names
+**   flower_object_children(content)   its head's child ids, a JSON array
 **
-** The table-valued ar_objects(rec) lives in vtab_ar_objects.c.
+** The table-valued ar_objects(rec) and rd_objects(rd) live in
+** vtab_ar_objects.c.
 */
 #include "sql/sql_modules.h"
 #include "sql/sql_util.h"
@@ -41,6 +47,66 @@ static void ar_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **ar
 done:
   fo_tree_free(&t);
   record_clear(&rec);
+}
+
+/* rd_object_id(rd): the same for a RecordDict (all its records' trees). */
+static void rd_object_id_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const unsigned char *blob;
+  uint64_t n;
+  fo_tree t;
+  codec_err err;
+  int rc;
+  (void)argc;
+  if (sql_arg_blob(ctx, argv[0], 0, "a record dict", &blob, &n) <= 0) return;
+  fo_tree_init(&t);
+  if ((rc = fo_deflate_rd(&t, blob, n, FO_CHUNK_SIZE, &err)) != CODEC_OK)
+    sql_codec_error(ctx, rc, &err);
+  else
+    result_hex(ctx, t.obj[t.n - 1].id);
+  fo_tree_free(&t);
+}
+
+/* The head of an object content argument: 1, 0 for NULL, -1 after an error. */
+static int arg_head(sqlite3_context *ctx, sqlite3_value *v, fo_entry *e, const unsigned char **content) {
+  uint64_t n;
+  codec_err err;
+  int rc = sql_arg_blob(ctx, v, 0, "an object content", content, &n);
+  if (rc <= 0) return rc;
+  memset(e, 0, sizeof(*e));
+  if ((rc = fo_parse_head(*content, n, e, "object", &err)) != CODEC_OK) {
+    sql_codec_error(ctx, rc, &err);
+    return -1;
+  }
+  return 1;
+}
+
+/* flower_object_type(content): the type its head names (no hashing). */
+static void flower_object_type_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const unsigned char *content;
+  fo_entry e;
+  (void)argc;
+  if (arg_head(ctx, argv[0], &e, &content) <= 0) return;
+  sqlite3_result_text(ctx, fo_type_name(e.type), -1, SQLITE_STATIC);
+}
+
+/* flower_object_children(content): ["<id>",...] from its head. */
+static void flower_object_children_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const unsigned char *content;
+  fo_entry e;
+  buf_t b;
+  uint32_t k;
+  (void)argc;
+  if (arg_head(ctx, argv[0], &e, &content) <= 0) return;
+  sql_buf_init(ctx, &b);
+  buf_putc(&b, '[');
+  for (k = 0; k < e.nchild; k++) {
+    if (k) buf_putc(&b, ',');
+    buf_putc(&b, '"');
+    buf_append(&b, content + e.children + (uint64_t)k * 65, 64);
+    buf_putc(&b, '"');
+  }
+  buf_putc(&b, ']');
+  sql_result_buf(ctx, &b, 1);
 }
 
 /* npy_object_id(npy): the Array that ar()/ar_set store for this .npy: dtype
@@ -111,22 +177,28 @@ static void ar_inflate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv
   st->failed = 0;
 }
 
+/* ar_inflate (op 0) and rd_inflate (op 1). */
 static void ar_inflate_final(sqlite3_context *ctx) {
   inflate_state *st = sqlite3_aggregate_context(ctx, 0);
   codec_err err;
   buf_t out;
-  int rc;
+  int rc, has_content = 1;
   if (!st || !st->started) return; /* no rows: NULL */
   if (st->failed || st->store.n == 0) { /* an error already, or only NULL rows */
     fo_store_free(&st->store);
     return;
   }
   sql_buf_init(ctx, &out);
-  rc = fo_inflate(&st->store, &out, &err);
+  if (SQL_OP(ctx)) rc = fo_inflate_rd(&st->store, &out, &has_content, &err);
+  else rc = fo_inflate(&st->store, &out, &err);
   fo_store_free(&st->store);
   if (rc) {
     buf_free(&out);
     sql_codec_error(ctx, rc, &err);
+    return;
+  }
+  if (!has_content) { /* a Message without content (an error reply): NULL */
+    buf_free(&out);
     return;
   }
   sql_result_buf(ctx, &out, 0);
@@ -136,6 +208,10 @@ static const sql_function flower_functions[] = {
     {"ar_object_id", 1, ar_object_id_func, NULL, NULL, 0},
     {"npy_object_id", 1, npy_object_id_func, NULL, NULL, 0},
     {"ar_inflate", 2, NULL, ar_inflate_step, ar_inflate_final, 0},
+    {"rd_object_id", 1, rd_object_id_func, NULL, NULL, 0},
+    {"rd_inflate", 2, NULL, ar_inflate_step, ar_inflate_final, 1},
+    {"flower_object_type", 1, flower_object_type_func, NULL, NULL, 0},
+    {"flower_object_children", 1, flower_object_children_func, NULL, NULL, 0},
 };
 
 int sql_flower_register(sqlite3 *db, char **pzErrMsg) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** vtab_ar_objects.c — the table-valued function ar_objects(rec): the objects
-** Flower's object store holds for a record, one row each.
+** vtab_ar_objects.c — the table-valued functions ar_objects(rec) and
+** rd_objects(rd): the objects Flower's object store holds for a record or a
+** RecordDict, one row each (rd_objects: its records' objects too, each
+** distinct object once, the RecordDict last).
 **
 **   CREATE TABLE ar_objects(object_id TEXT, type TEXT, children TEXT,
 **     content BLOB, arg HIDDEN);
@@ -32,6 +34,7 @@ enum { COL_OBJECT_ID, COL_TYPE, COL_CHILDREN, COL_CONTENT, COL_REC };
 
 typedef struct objects_cursor {
   sqlite3_vtab_cursor base;
+  int rd; /* rd_objects */
   record_t rec;
   codec_span arg; /* the argument BLOB, read back by the hidden column */
   fo_tree tree;
@@ -41,15 +44,25 @@ typedef struct objects_cursor {
 static const char ar_objects_schema[] =
     "CREATE TABLE x(object_id TEXT, type TEXT, children TEXT, content BLOB, arg HIDDEN)";
 
-static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
+static int obj_open_as(int rd, sqlite3_vtab_cursor **ppCursor) {
   objects_cursor *cur;
   int rc = sql_vtab_open(sizeof(*cur), ppCursor);
-  (void)vtab;
   if (rc != SQLITE_OK) return rc;
   cur = (objects_cursor *)*ppCursor;
+  cur->rd = rd;
   record_init(&cur->rec);
   fo_tree_init(&cur->tree);
   return SQLITE_OK;
+}
+
+static int obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
+  (void)vtab;
+  return obj_open_as(0, ppCursor);
+}
+
+static int rd_obj_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
+  (void)vtab;
+  return obj_open_as(1, ppCursor);
 }
 
 static int obj_close(sqlite3_vtab_cursor *base) {
@@ -73,14 +86,19 @@ static int obj_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   fo_tree_free(&cur->tree);
   cur->rec.n = 0;
   cur->row = 0;
-  rc = sql_vtab_blob_arg(base, "ar_objects", "a record", idxNum, argc, argv, &cur->arg);
+  const char *fname = cur->rd ? "rd_objects" : "ar_objects";
+  rc = sql_vtab_blob_arg(base, fname, cur->rd ? "a record dict" : "a record", idxNum, argc, argv, &cur->arg);
   if (rc != SQLITE_OK || !cur->arg.p) return rc; /* an error, or NULL: no rows */
-  rc = record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
-  if (rc == CODEC_OK) rc = fo_deflate(&cur->tree, &cur->rec, FO_CHUNK_SIZE, &err);
+  if (cur->rd) {
+    rc = fo_deflate_rd(&cur->tree, cur->arg.p, cur->arg.n, FO_CHUNK_SIZE, &err);
+  } else {
+    rc = record_parse(&cur->rec, cur->arg.p, cur->arg.n, &err);
+    if (rc == CODEC_OK) rc = fo_deflate(&cur->tree, &cur->rec, FO_CHUNK_SIZE, &err);
+  }
   if (rc == CODEC_OK) return SQLITE_OK;
   fo_tree_free(&cur->tree);
   cur->rec.n = 0;
-  return sql_vtab_error(base, "ar_objects", rc, &err);
+  return sql_vtab_error(base, fname, rc, &err);
 }
 
 static int obj_next(sqlite3_vtab_cursor *base) {
@@ -139,6 +157,22 @@ static sqlite3_module ar_objects_module = {
     .xRowid = obj_rowid,
 };
 
+static sqlite3_module rd_objects_module = {
+    .iVersion = 0,
+    .xConnect = sql_vtab_connect,
+    .xBestIndex = obj_best_index,
+    .xDisconnect = sql_vtab_disconnect,
+    .xOpen = rd_obj_open,
+    .xClose = obj_close,
+    .xFilter = obj_filter,
+    .xNext = obj_next,
+    .xEof = obj_eof,
+    .xColumn = obj_column,
+    .xRowid = obj_rowid,
+};
+
 int vtab_ar_objects_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register_module(db, "ar_objects", &ar_objects_module, ar_objects_schema, pzErrMsg);
+  int rc = sql_register_module(db, "ar_objects", &ar_objects_module, ar_objects_schema, pzErrMsg);
+  if (rc == SQLITE_OK) rc = sql_register_module(db, "rd_objects", &rd_objects_module, ar_objects_schema, pzErrMsg);
+  return rc;
 }

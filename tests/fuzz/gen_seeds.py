@@ -156,6 +156,23 @@ def gen_flower():
         name = f[:-3]
         seeds.append(("record_" + name, b"\x01\x00" + rec))
         seeds.append(("record_chunk7_" + name, b"\x05\x07" + rec))
+    rdobj = os.path.join(ROOT, "tests", "data", "recorddict", "objects")
+    with open(os.path.join(rdobj, "MANIFEST.json")) as fh:
+        sets = json.load(fh)["object_sets"]
+    for entry in sets:
+        parts = []
+        for o in entry["objects"]:
+            with open(os.path.join(rdobj, o["file"]), "rb") as fh:
+                parts.append(fh.read())
+        seeds.append(("rd_objects_" + entry["name"], b"\x00" + SEP.join(parts)))
+    rds = os.path.join(ROOT, "tests", "data", "recorddict")
+    for f in sorted(os.listdir(rds)):
+        if not f.endswith(".pb"):
+            continue
+        with open(os.path.join(rds, f), "rb") as fh:
+            rd = fh.read()
+        seeds.append(("rd_" + f[:-3], b"\x81\x00" + rd))
+        seeds.append(("rd_chunk7_" + f[:-3], b"\x85\x07" + rd))
     write("flower", seeds)
 
 
