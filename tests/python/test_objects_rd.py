@@ -365,7 +365,5 @@ def test_superlink_views():
             assert got[m] == (run, content), m
         # nothing was written to the SuperLink's file
         assert con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == schema
-        has_ctx = con.execute("SELECT count(*) FROM pragma_function_list WHERE name = 'rd_from_context'").fetchone()[0]
-        if has_ctx:
-            assert con.execute("SELECT run_id, state FROM ar_run_state").fetchall() == [(run, objdata("serverapp.state.pb"))]
+        assert con.execute("SELECT run_id, state FROM ar_run_state").fetchall() == [(run, objdata("serverapp.state.pb"))]
         con.close()
