@@ -242,6 +242,7 @@ def test_from_recorddict_errors():
     expect_error(f, sar.to_npy(np.ones(2)), ValueError, "not a RecordDict", ".npy file: use from_npy")
     expect_error(f, b"hello world", ValueError, "not a RecordDict?", "starts with b'hello wo'")
     expect_error(f, b"\x0a", ValueError, "truncated at byte 1")
+    expect_error(f, b"\x0a\x02\x00\x00", ValueError, "invalid field number 0 at byte 2")
     expect_error(f, bytes.fromhex("0a0b0a016d1a060a040a016b12"), ValueError, "metric record 'm'", "truncated")
     expect_error(f, b"\x0a\x03\x0a\x01m", ValueError, "an item without a record (item 0, name 'm')")
     expect_error(f, b"\x0a\x05\x0a\x01m\x1a\x00" * 2, ValueError, "duplicate name (item 1, name 'm')")
@@ -264,9 +265,40 @@ def test_from_recorddict_errors():
     # metric record skipped as the unknown field it is there.
     assert f(rd_of(4, ld(22, b"\x08\x03\x08\x04") + b"\x78\x01")) == {"m": {"k": [-2, 2]}}
     assert f(rd_of(3, b"\x20\x01\x10\x02")) == {"m": {"k": 1}}
+    # a group in an unknown field is skipped, as protobuf skips it; an unterminated one is an error
+    assert f(rd_of(3, b"\x10\x02\x7b\x08\x01\x7c")) == {"m": {"k": 1}}
+    expect_error(f, rd_of(3, b"\x10\x02\x7b\x08\x01"), ValueError, "truncated inside a group", "key 'k'")
     try:
         f("text")
     except TypeError as e:
         assert "not str" in str(e), e
     else:
         raise AssertionError("str accepted")
+
+
+def test_malformed_vectors_and_mutations_are_value_errors():
+    """tests/bad's malformed RecordDicts, and every truncation and many byte
+    flips of the good vectors: a ValueError naming from_recorddict (for bytes
+    the extension's rd_valid also refuses), or a result, never another
+    exception."""
+    bad = sorted(glob.glob(os.path.join(ROOT, "tests", "bad", "recorddict", "*.pb")) +
+                 glob.glob(os.path.join(ROOT, "tests", "bad", "recorddict_item", "*.pb")))
+    assert len(bad) >= 30, bad
+    for path in bad:
+        with open(path, "rb") as f:
+            expect_error(sar.from_recorddict, f.read(), ValueError)
+    rng, con = random.Random(7), ar_connect()
+    for entry, blob in vectors():
+        cuts = [blob[:n] for n in range(len(blob))]
+        flips = []
+        for _ in range(300 if blob else 0):
+            b = bytearray(blob)
+            b[rng.randrange(len(b))] = rng.randrange(256)
+            flips.append(bytes(b))
+        for mutated in cuts + flips:
+            try:
+                sar.from_recorddict(mutated, copy=False)
+            except ValueError as e:
+                assert str(e).startswith("from_recorddict: "), (entry["file"], str(e))
+                # never stricter than the extension (which also checks each .npy against its item)
+                assert con.execute("SELECT rd_valid(?)", (mutated,)).fetchone()[0] == 0, (entry["file"], str(e))

@@ -370,8 +370,11 @@ def _fields(mv, pos, end, fname, where, fixed=False):
     """(field number, wire type, value or (start, end) of the bytes) of each field;
     fixed-width fields are skipped unless fixed=True (then their (start, end))."""
     while pos < end:
+        at = pos
         tag, pos = _read_varint(mv, pos, end, fname, where)
         num, wt = tag >> 3, tag & 7
+        if num == 0:  # no protobuf message has a field 0
+            raise ValueError(f"{fname}: invalid field number 0 at byte {at}{where}")
         if wt == 2:
             n, pos = _read_varint(mv, pos, end, fname, where)
             if n > end - pos:
@@ -389,8 +392,44 @@ def _fields(mv, pos, end, fname, where, fixed=False):
             if fixed:
                 yield num, wt, (pos, pos + size)
             pos += size
+        elif wt == 3:
+            start, pos = pos, _skip_group(mv, pos, end, num, fname, where)
+            yield num, wt, (start, pos)  # an unknown field to every message here: callers skip it
         else:
             raise ValueError(f"{fname}: invalid protobuf wire type {wt} at byte {pos}{where}")
+
+
+def _skip_group(mv, pos, end, num, fname, where):
+    """The end of a (deprecated) group that starts at pos: protobuf parsers skip
+    one in an unknown field, so the readers here do too."""
+    open_groups = [num]
+    while open_groups:
+        if pos >= end:
+            raise ValueError(f"{fname}: record blob truncated inside a group at byte {end}{where}")
+        at = pos
+        tag, pos = _read_varint(mv, pos, end, fname, where)
+        n, wt = tag >> 3, tag & 7
+        if n == 0:
+            raise ValueError(f"{fname}: invalid field number 0 at byte {at}{where}")
+        if wt == 4:
+            if n != open_groups.pop():
+                raise ValueError(f"{fname}: group ended with the wrong field number at byte {at}{where}")
+        elif wt == 3:
+            open_groups.append(n)
+            if len(open_groups) > 100:
+                raise ValueError(f"{fname}: groups nested too deep at byte {at}{where}")
+        elif wt == 0:
+            _, pos = _read_varint(mv, pos, end, fname, where)
+        elif wt in (1, 2, 5):
+            size = 8 if wt == 1 else 4 if wt == 5 else None
+            if size is None:
+                size, pos = _read_varint(mv, pos, end, fname, where)
+            if size > end - pos:
+                raise ValueError(f"{fname}: record blob truncated at byte {end}{where}")
+            pos += size
+        else:
+            raise ValueError(f"{fname}: invalid protobuf wire type {wt} at byte {at}{where}")
+    return pos
 
 
 def _text(mv, span, fname, what, where):
