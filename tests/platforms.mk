@@ -8,6 +8,7 @@
 #                    tests are left out: Python's sqlite3 module brings its own.
 #   make windows     build/windows/arrayrecord.dll, cross-compiled with MinGW-w64
 #                    (apt-get install -y gcc-mingw-w64-x86-64 libz-mingw-w64-dev)
+#   make check-windows-tour SQLITE_SHELL=dir/shell.c   the tour in a Windows sqlite3.exe
 #   make check-windows SQLITE_AMALGAMATION=dir/sqlite3.c
 #                    the unit tests and SQL goldens on Windows under wine
 #                    (apt-get install -y wine64): sqlrun.exe, built against
@@ -76,3 +77,28 @@ else
 	@W=$(WIN_BUILD)/wine; BUILD=$(WIN_BUILD) UNIT="$$W $(WIN_BUILD)/unit.exe" STATICHOST="$$W $(WIN_BUILD)/statichost.exe" \
 	  SQLRUN="$$W $(WIN_BUILD)/sqlrun.exe" BADRUN="$$W $(WIN_BUILD)/badrun.exe" REPLAY=$$W tests/run unit sql bad fuzz
 endif
+
+# check-windows-tour: the README tour in a Windows sqlite3.exe under wine.
+# better-sqlite3's amalgamation has no shell.c; SQLite's autoconf tarball
+# does, and the npm package sqlite3 ships one (deps/sqlite-autoconf-*.tar.gz):
+#   make check-windows-tour SQLITE_SHELL=dir/shell.c   (dir/sqlite3.c beside it)
+# The tour's output in list mode is compared with the Linux sqlite3 shell's:
+# the same rows, except that SQLite 3.47+ prints REALs with 17 significant
+# digits where 3.40 printed 15 (the same double); the exported .npy must be
+# byte-identical.
+.PHONY: check-windows-tour
+check-windows-tour: windows
+	@test -n "$(SQLITE_SHELL)" || { echo "make check-windows-tour: SQLITE_SHELL=dir/shell.c is needed" >&2; exit 2; }
+	$(WIN_CC) -O1 -w -municode -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_MATH_FUNCTIONS -o $(WIN_BUILD)/sqlite3.exe \
+	  $(SQLITE_SHELL) $(dir $(SQLITE_SHELL))sqlite3.c
+	@sed -e 's#^\.load \./build/arrayrecord#.load $(WIN_BUILD)/arrayrecord#' -e 's#build/tour-#$(WIN_BUILD)/tour-#g' \
+	  -e 's/^\.mode .*/.mode list/' examples/tour.sql >$(WIN_BUILD)/tour.sql
+	@sed -e 's/^\.mode .*/.mode list/' examples/tour.sql >$(BUILD)/tour-list.sql
+	@WINEPREFIX=$(CURDIR)/$(WIN_BUILD)/wineprefix WINEDEBUG=-all $(WINE) $(WIN_BUILD)/sqlite3.exe :memory: \
+	  <$(WIN_BUILD)/tour.sql 2>&1 | sed 's/\r$$//' >$(WIN_BUILD)/tour.out
+	@$(SQLITE3) :memory: <$(BUILD)/tour-list.sql >$(BUILD)/tour-list.out 2>&1
+	@for f in $(WIN_BUILD)/tour $(BUILD)/tour-list; do $(PYTHON) -c 'import re, sys; \
+	  print(re.sub(r"-?\d+\.\d{15,}(e[-+]?\d+)?", lambda m: "%.15g" % float(m.group()), sys.stdin.read()), end="")' \
+	  <$$f.out >$$f.cmp; done
+	@diff $(BUILD)/tour-list.cmp $(WIN_BUILD)/tour.cmp && cmp $(WIN_BUILD)/tour-fc.weight.npy build/tour-fc.weight.npy && \
+	  echo "ok windows/tour: $$(wc -l <$(WIN_BUILD)/tour.out) lines as on Linux; the exported .npy is byte-identical"
