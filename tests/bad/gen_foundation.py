@@ -604,6 +604,22 @@ read npy_from_json SELECT npy_from_json('[]', ?1)
 }
 
 
+def write_group(maker, group, cases, checks, header, subdir=None):
+    """A manifest of its own, group.manifest, for a generator that writes
+    whole groups: cases are (name, bytes, expected error), written as
+    subdir/name.pb (subdir defaults to the group's name)."""
+    subdir = subdir or group
+    os.makedirs(os.path.join(HERE, subdir), exist_ok=True)
+    lines = [header, "# Made by tests/bad/%s; see tests/host/badrun.c for the format." % maker]
+    lines += checks + [""]
+    for name, blob, msg in cases:
+        with open(os.path.join(HERE, subdir, name + ".pb"), "wb") as f:
+            f.write(blob)
+        lines.append("%s/%s.pb | %s" % (subdir, name, msg))
+    with open(os.path.join(HERE, group + ".manifest"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def write_manifests(headers=HEADERS, maker="gen_foundation.py"):
     """One manifest per group in headers (title, bind line, checks), listing
     the inputs put() wrote for it."""

@@ -7,23 +7,11 @@ config map entries and Scalars: rd_from_context and flower_context_config
 fail) and message_state (a malformed state RecordDict: rd_from_context
 fails). Inputs live in tests/bad/message/. Run it from anywhere; commit the
 result."""
-import os
 import struct
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from gen_foundation import ld, varint, write_group
+
 DIR = "message"
-
-
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
-def ld(field, body):
-    return varint(field << 3 | 2) + varint(len(body)) + body
 
 
 def vi(field, v):
@@ -102,32 +90,20 @@ STATE = [
 ]
 
 
-def write(group, cases, checks, header):
-    os.makedirs(os.path.join(HERE, DIR), exist_ok=True)
-    lines = [header, "# Made by tests/bad/gen_message.py; see tests/host/badrun.c for the format."]
-    lines += checks + [""]
-    for name, blob, msg in cases:
-        with open(os.path.join(HERE, DIR, name + ".pb"), "wb") as f:
-            f.write(blob)
-        lines.append("%s/%s.pb | %s" % (DIR, name, msg))
-    with open(os.path.join(HERE, group + ".manifest"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
-write("message", MESSAGE, [
+write_group("gen_message.py", "message", MESSAGE, [
     "read rd_from_message SELECT rd_from_message(?1)",
     "read flower_message_metadata SELECT flower_message_metadata(?1)",
-], "# Malformed Flower Message protobufs (Message, Metadata, Error): every function that reads a Message.")
+], "# Malformed Flower Message protobufs (Message, Metadata, Error): every function that reads a Message.", DIR)
 
-write("message_content", CONTENT, [
+write_group("gen_message.py", "message_content", CONTENT, [
     "read rd_from_message SELECT rd_from_message(?1)",
-], "# Messages whose content RecordDict is malformed: rd_from_message.")
+], "# Messages whose content RecordDict is malformed: rd_from_message.", DIR)
 
-write("message_context", CONTEXT, [
+write_group("gen_message.py", "message_context", CONTEXT, [
     "read rd_from_context SELECT rd_from_context(?1)",
     "read flower_context_config SELECT flower_context_config(?1)",
-], "# Malformed Flower Context protobufs (config map entries, Scalars): every function that reads a Context.")
+], "# Malformed Flower Context protobufs (config map entries, Scalars): every function that reads a Context.", DIR)
 
-write("message_state", STATE, [
+write_group("gen_message.py", "message_state", STATE, [
     "read rd_from_context SELECT rd_from_context(?1)",
-], "# Contexts whose state RecordDict is malformed: rd_from_context.")
+], "# Contexts whose state RecordDict is malformed: rd_from_context.", DIR)

@@ -3,21 +3,8 @@
 RecordDict structure: every rd_* reader fails) and recorddict_item (an
 item's MetricRecord / ConfigRecord / ArrayRecord: the functions that read
 that record fail, rd_valid is 0). Run it from anywhere; commit the result."""
-import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
-def ld(field, body):
-    return varint(field << 3 | 2) + varint(len(body)) + body
+from gen_foundation import ld, varint, write_group
 
 
 def vi(field, v):
@@ -74,19 +61,7 @@ ITEM = [
 ]
 
 
-def write(group, cases, checks, header):
-    os.makedirs(os.path.join(HERE, group), exist_ok=True)
-    lines = [header, "# Made by tests/bad/gen_recorddict.py; see tests/host/badrun.c for the format."]
-    lines += checks + [""]
-    for name, blob, msg in cases:
-        with open(os.path.join(HERE, group, name + ".pb"), "wb") as f:
-            f.write(blob)
-        lines.append("%s/%s.pb | %s" % (group, name, msg))
-    with open(os.path.join(HERE, group + ".manifest"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
-write("recorddict", STRUCTURE, [
+write_group("gen_recorddict.py", "recorddict", STRUCTURE, [
     "read rd_len SELECT rd_len(?1)",
     "read rd_keys SELECT rd_keys(?1)",
     "read rd_array_record SELECT rd_array_record(?1, 'm')",
@@ -100,7 +75,7 @@ write("recorddict", STRUCTURE, [
     "message SELECT rd_error(?1)",
 ], "# Malformed Flower RecordDict protobufs: every function that reads a RecordDict.")
 
-write("recorddict_item", ITEM, [
+write_group("gen_recorddict.py", "recorddict_item", ITEM, [
     "read rd_value SELECT rd_value(?1, 'm', 'k')",
     "read record_dict SELECT nitems FROM record_dict(?1)",
     "false SELECT rd_valid(?1)",

@@ -52,7 +52,7 @@ def load_npy(blob):
 
 # --- Flower ArrayRecord protobuf, from flwr/proto/recorddict.proto ---------
 
-def _varint(v):
+def varint(v):
     out = bytearray()
     while True:
         b = v & 0x7F
@@ -65,7 +65,7 @@ def _varint(v):
 
 
 def _field(num, payload):
-    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 
 def array_message(dtype, shape, stype, data):
@@ -74,7 +74,7 @@ def array_message(dtype, shape, stype, data):
     if dtype:
         out += _field(1, dtype.encode())
     if shape:
-        out += _field(2, b"".join(_varint(d) for d in shape))
+        out += _field(2, b"".join(varint(d) for d in shape))
     if stype:
         out += _field(3, stype.encode())
     if data:

@@ -13,7 +13,7 @@ import json
 import os
 import random
 
-from arlib import DATA, connect
+from arlib import DATA, connect, read_varint, varint
 
 RD = os.path.join(DATA, "recorddict")
 MANIFEST = json.load(open(os.path.join(RD, "MANIFEST.json"), encoding="utf-8"))
@@ -23,39 +23,20 @@ def _read(rel):
     return open(os.path.join(RD, rel), "rb").read()
 
 
-def _varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
-def _read_varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return v, i
-
-
 def _fields(b):
     """[(field, wire type, raw field bytes incl. tag, payload)] at top level."""
     out, i = [], 0
     while i < len(b):
         start = i
-        tag, i = _read_varint(b, i)
+        tag, i = read_varint(b, i)
         f, wt = tag >> 3, tag & 7
         if wt == 0:
-            v, i = _read_varint(b, i)
+            v, i = read_varint(b, i)
             payload = v
         elif wt == 1:
             payload, i = b[i:i + 8], i + 8
         elif wt == 2:
-            n, i = _read_varint(b, i)
+            n, i = read_varint(b, i)
             payload, i = b[i:i + n], i + n
         else:
             raise AssertionError("unexpected wire type %d" % wt)
@@ -64,7 +45,7 @@ def _fields(b):
 
 
 def _ld(field, body):
-    return _varint(field << 3 | 2) + _varint(len(body)) + body
+    return varint(field << 3 | 2) + varint(len(body)) + body
 
 
 def _metadata(con, msg):

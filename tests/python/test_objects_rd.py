@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from arlib import DATA, ROOT, connect
+from arlib import DATA, ROOT, connect, varint
 
 OBJ = os.path.join(DATA, "recorddict", "objects")
 
@@ -153,18 +153,8 @@ def test_type_and_children_of_every_object():
 
 # --- the 22 MB chunked RecordDict ---------------------------------------------
 
-def _varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | 0x80 if n else b)
-        if not n:
-            return bytes(out)
-
-
 def _ld(field, payload):
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
 
 
 def _npy(a):
@@ -174,7 +164,7 @@ def _npy(a):
 
 
 def _array_item(key, a):
-    msg = _ld(1, str(a.dtype).encode()) + _ld(2, b"".join(_varint(s) for s in a.shape)) + \
+    msg = _ld(1, str(a.dtype).encode()) + _ld(2, b"".join(varint(s) for s in a.shape)) + \
         _ld(3, b"numpy.ndarray") + _ld(4, _npy(a))
     return _ld(1, _ld(1, key.encode()) + _ld(2, msg))
 
@@ -183,7 +173,7 @@ def chunked_blob():
     """make_chunked.py's RecordDict (Flower's serde bytes)."""
     arrays = _array_item("big", np.arange(1_441_792, dtype=np.float32)) + \
         _array_item("zeros", np.zeros(4_000_000, np.float32))
-    metrics = _ld(1, _ld(1, b"num-examples") + _ld(2, _varint(2 << 3 | 0) + _varint(10 << 1)))
+    metrics = _ld(1, _ld(1, b"num-examples") + _ld(2, varint(2 << 3 | 0) + varint(10 << 1)))
     return _ld(1, _ld(1, b"arrays") + _ld(2, arrays)) + _ld(1, _ld(1, b"metrics") + _ld(3, metrics))
 
 
@@ -214,9 +204,9 @@ def _metric(items):
 
 def test_values_are_hashed_as_flower_writes_them_back():
     con = connect()
-    sint5 = _varint(2 << 3) + _varint(10)          # sint64 5
-    uint5 = _varint(3 << 3) + _varint(5)           # uint64 5: Flower reads an int, writes sint64
-    big = _varint(3 << 3) + _varint(2 ** 63)       # stays uint64
+    sint5 = varint(2 << 3) + varint(10)          # sint64 5
+    uint5 = varint(3 << 3) + varint(5)           # uint64 5: Flower reads an int, writes sint64
+    big = varint(3 << 3) + varint(2 ** 63)       # stays uint64
     empty_sint = _ld(22, b"")                      # an empty list: double (metrics) / bool (configs)
     canon = _ld(1, _ld(1, b"m") + _ld(3, _metric([("a", sint5), ("b", big), ("l", _ld(21, b""))]))) + \
         _ld(1, _ld(1, b"c") + _ld(4, _metric([("l", _ld(24, b""))])))
@@ -226,8 +216,8 @@ def test_values_are_hashed_as_flower_writes_them_back():
     assert ids[0] == ids[1]
     assert inflate(con, [(a, d) for a, _, _, d in rows_of(con, odd)]) == canon
     # a uint list of small values is a sint list to Flower
-    ul = _ld(23, _ld(1, _varint(1) + _varint(2)))
-    sl = _ld(22, _ld(1, _varint(2) + _varint(4)))
+    ul = _ld(23, _ld(1, varint(1) + varint(2)))
+    sl = _ld(22, _ld(1, varint(2) + varint(4)))
     a = con.execute("SELECT rd_object_id(?)", (_ld(1, _ld(1, b"m") + _ld(3, _metric([("x", ul)]))),)).fetchone()[0]
     b = con.execute("SELECT rd_object_id(?)", (_ld(1, _ld(1, b"m") + _ld(3, _metric([("x", sl)]))),)).fetchone()[0]
     assert a == b

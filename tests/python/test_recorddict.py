@@ -10,7 +10,7 @@ import json
 import math
 import os
 
-from arlib import DATA, connect
+from arlib import DATA, connect, read_varint
 
 RD = os.path.join(DATA, "recorddict")
 MANIFEST = json.load(open(os.path.join(RD, "MANIFEST.json"), encoding="utf-8"))
@@ -20,29 +20,18 @@ def _blob(entry):
     return open(os.path.join(RD, entry["file"]), "rb").read()
 
 
-def _varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return v, i
-
-
 def _decode_rd(b):
     """(name, kind field, record bytes) per item, from the .proto alone."""
     out, i = [], 0
     while i < len(b):
-        tag, i = _varint(b, i)
-        n, i = _varint(b, i)
+        tag, i = read_varint(b, i)
+        n, i = read_varint(b, i)
         body, i = b[i:i + n], i + n
         assert tag == 0x0A
         j, name, kind, rec = 0, "", None, None
         while j < len(body):
-            t, j = _varint(body, j)
-            m, j = _varint(body, j)
+            t, j = read_varint(body, j)
+            m, j = read_varint(body, j)
             if t >> 3 == 1:
                 name = body[j:j + m].decode()
             else:
