@@ -109,18 +109,25 @@ static int round_trip(const record_t *rec, uint64_t chunk, unsigned order, buf_t
   return rc;
 }
 
-/* Store the input's objects and inflate them. */
-static int inflate_parts(const uint8_t *data, size_t size, buf_t *out, codec_err *err) {
+/* Store the input's objects, each under its hash (the first one's spoiled
+** when data[0] asks): s initialised here, freed by the caller. */
+static int store_parts(const uint8_t *data, size_t size, fo_store *s, codec_err *err) {
   fuzz_part parts[MAX_OBJECTS];
-  fo_store s;
   int n = fuzz_split(data + 1, size - 1, parts, MAX_OBJECTS), i, rc = CODEC_OK;
-  fo_store_init(&s, (uint64_t)1 << 24);
+  fo_store_init(s, (uint64_t)1 << 24);
   for (i = 0; i < n && rc == CODEC_OK; i++) {
     unsigned char id[SHA256_DIGEST_SIZE];
     sha256(parts[i].p, parts[i].n, id);
     if (i == 0 && (data[0] & 2)) id[0] ^= 1;
-    rc = fo_store_add(&s, id, parts[i].p, parts[i].n, err);
+    rc = fo_store_add(s, id, parts[i].p, parts[i].n, err);
   }
+  return rc;
+}
+
+/* Store the input's objects and inflate them. */
+static int inflate_parts(const uint8_t *data, size_t size, buf_t *out, codec_err *err) {
+  fo_store s;
+  int rc = store_parts(data, size, &s, err);
   if (rc == CODEC_OK) rc = fo_inflate(&s, out, err);
   fo_store_free(&s);
   return rc;
@@ -171,16 +178,8 @@ static int rd_round_trip(const unsigned char *blob, uint64_t n, uint64_t chunk, 
 
 /* Store the input's objects and inflate them as a RecordDict. */
 static int inflate_parts_rd(const uint8_t *data, size_t size, buf_t *out, int *has, codec_err *err) {
-  fuzz_part parts[MAX_OBJECTS];
   fo_store s;
-  int n = fuzz_split(data + 1, size - 1, parts, MAX_OBJECTS), i, rc = CODEC_OK;
-  fo_store_init(&s, (uint64_t)1 << 24);
-  for (i = 0; i < n && rc == CODEC_OK; i++) {
-    unsigned char id[SHA256_DIGEST_SIZE];
-    sha256(parts[i].p, parts[i].n, id);
-    if (i == 0 && (data[0] & 2)) id[0] ^= 1;
-    rc = fo_store_add(&s, id, parts[i].p, parts[i].n, err);
-  }
+  int rc = store_parts(data, size, &s, err);
   if (rc == CODEC_OK) rc = fo_inflate_rd(&s, out, has, err);
   fo_store_free(&s);
   return rc;
