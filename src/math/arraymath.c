@@ -819,9 +819,9 @@ static void iter_seek(am_iter *it, uint64_t pos) {
 enum { ACC_AXPY, ACC_INT, ACC_MINMAX };
 
 typedef struct acc_job {
-  int kind, fortran, first, want_max;
+  int kind, fortran, first, want_max; /* first: a KN_ACC_* mode for ACC_AXPY */
   const npy_array *a;
-  double w;
+  double w, keep;
   void *acc;
 } acc_job;
 
@@ -841,8 +841,8 @@ static void acc_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *sc
       case ACC_AXPY: {
         const unsigned char *p = am_iter_next(&it, m, scratch);
         double *acc = j->acc;
-        if (cplx) kn_axpy_c(t, p, j->w, acc + 2 * pos, m, j->first);
-        else kn_axpy(t, p, j->w, acc + pos, m, j->first);
+        if (cplx) kn_axpy_c(t, p, j->w, acc + 2 * pos, m, j->first, j->keep);
+        else kn_axpy(t, p, j->w, acc + pos, m, j->first, j->keep);
         break;
       }
       case ACC_INT: {
@@ -863,9 +863,15 @@ static void acc_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *sc
 static void acc_run(acc_job *j, unsigned char *scratch) { pool_run(j->a->numel, KN_BLOCK, acc_range, j, scratch); }
 
 void am_axpy(const npy_array *a, int fortran, double w, double *acc, int first, unsigned char *scratch) {
-  acc_job j = {ACC_AXPY, 0, 0, 0, NULL, 0, NULL};
+  am_axpy_keep(a, fortran, w, first ? KN_ACC_SET : KN_ACC_ADD, 1.0, acc, scratch);
+}
+
+void am_axpy_keep(const npy_array *a, int fortran, double w, int mode, double keep, double *acc,
+                  unsigned char *scratch) {
+  acc_job j = {ACC_AXPY, 0, 0, 0, NULL, 0, 0, NULL};
   j.fortran = fortran;
-  j.first = first;
+  j.first = mode;
+  j.keep = keep;
   j.a = a;
   j.w = w;
   j.acc = acc;
@@ -873,7 +879,7 @@ void am_axpy(const npy_array *a, int fortran, double w, double *acc, int first, 
 }
 
 void am_add_int(const npy_array *a, int fortran, int64_t *acc, int first, unsigned char *scratch) {
-  acc_job j = {ACC_INT, 0, 0, 0, NULL, 0, NULL};
+  acc_job j = {ACC_INT, 0, 0, 0, NULL, 0, 0, NULL};
   j.fortran = fortran;
   j.first = first;
   j.a = a;
@@ -883,7 +889,7 @@ void am_add_int(const npy_array *a, int fortran, int64_t *acc, int first, unsign
 
 void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int want_max, int first,
                     unsigned char *scratch) {
-  acc_job j = {ACC_MINMAX, 0, 0, 0, NULL, 0, NULL};
+  acc_job j = {ACC_MINMAX, 0, 0, 0, NULL, 0, 0, NULL};
   if (first) { /* a copy: one thread (a 2-d transpose is done in tiles) */
     am_copy_native(a, fortran, acc, scratch);
     return;
@@ -899,47 +905,4 @@ void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigne
   am_iter it;
   am_iter_init(&it, a, fortran, 1);
   copy_walk(&it, a, dst, scratch);
-}
-
-/* --- compensated accumulation, for the window aggregates ---------------- */
-
-/* One addition of p into the triple (s, c, c2): s is the running sum as
-** plain addition gives it, c collects the rounding errors of s (TwoSum,
-** exact), c2 those of c. s + c + c2 then stays the exact sum up to c2's own
-** rounding, which is far below an ulp of the result even after values like
-** 1e30 have come and gone many times. */
-static void comp_add(double *s, double *c, double *c2, double p) {
-  double t = *s + p, bp = t - *s, e = (*s - (t - bp)) + (p - bp);
-  double u = *c + e, bu = u - *c, e2 = (*c - (u - bu)) + (e - bu);
-  *s = t;
-  *c = u;
-  *c2 += e2;
-}
-
-void am_comp_add(double *s, double *c, double *c2, double p) { comp_add(s, c, c2, p); }
-
-double am_comp_value(double s, double c, double c2) {
-  double t = s + c, bt = t - s, e = (s - (t - bt)) + (c - bt);
-  return t + (e + c2);
-}
-
-void am_axpy_comp(const npy_array *a, int fortran, double w, double *s, double *c, double *c2,
-                  unsigned char *scratch) {
-  dt_type t = a->dtype.type;
-  int cplx = dt_kind(t) == DT_KIND_COMPLEX;
-  double *x = (double *)(void *)SCRATCH(scratch, 1); /* 2 * KN_BLOCK doubles */
-  am_iter it;
-  uint64_t pos;
-  size_t m, i, n;
-  am_iter_init(&it, a, fortran, 1);
-  for (pos = 0; pos < a->numel; pos += m) {
-    const unsigned char *p;
-    uint64_t at = cplx ? 2 * pos : pos;
-    m = block_len(a->numel, pos);
-    p = am_iter_next(&it, m, SCRATCH(scratch, 0));
-    if (cplx) kn_to_c128(t, p, x, m);
-    else kn_to_f64(t, p, x, m);
-    n = cplx ? 2 * m : m;
-    for (i = 0; i < n; i++) comp_add(s + at + i, c + at + i, c2 + at + i, w * x[i]);
-  }
 }

@@ -165,6 +165,10 @@ int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol
 /* acc = (first ? 0 : acc) + w * a, visiting a in the given order; complex
 ** arrays accumulate (re, im) pairs. */
 void am_axpy(const npy_array *a, int fortran, double w, double *acc, int first, unsigned char *scratch);
+/* acc = w * a, acc + w * a or keep * acc + w * a (mode KN_ACC_SET, _ADD,
+** _KEEP of kernels.h), each product and sum rounded on its own. */
+void am_axpy_keep(const npy_array *a, int fortran, double w, int mode, double keep, double *acc,
+                  unsigned char *scratch);
 /* acc = (first ? 0 : acc) + a over int64 (bool, integer and unsigned a). */
 void am_add_int(const npy_array *a, int fortran, int64_t *acc, int first, unsigned char *scratch);
 /* acc (same type as a, native order) = elementwise min/max(acc, a). */
@@ -172,15 +176,5 @@ void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int wan
                     unsigned char *scratch);
 /* a's elements, native byte order, in the given order, into dst. */
 void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigned char *scratch);
-
-/* Compensated sums for the window aggregates, which add and remove rows: a
-** sum is the triple (s, c, c2) — s as plain addition gives it, c and c2 the
-** rounding errors of s and of c — so removing a row leaves no drift.
-** am_axpy_comp adds w * a elementwise (complex arrays as (re, im) pairs);
-** am_comp_add adds one number; am_comp_value rounds a triple to a double. */
-void am_axpy_comp(const npy_array *a, int fortran, double w, double *s, double *c, double *c2,
-                  unsigned char *scratch);
-void am_comp_add(double *s, double *c, double *c2, double p);
-double am_comp_value(double s, double c, double c2);
 
 #endif

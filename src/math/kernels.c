@@ -798,56 +798,55 @@ int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, doubl
 
 #define AXPY_CHUNK 256
 
-KN_HOT static void axpy_hot(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
+/* acc[i] = mode SET: w * x[i]; ADD: acc[i] + w * x[i]; KEEP: keep * acc[i] + w * x[i]
+** (each product and the sum rounded on its own: no FMA in src/math). */
+#define AXPY_LOOP(N, ACC, X)                                             \
+  do {                                                                   \
+    if (mode == KN_ACC_SET) {                                            \
+      for (i = 0; i < (N); i++) (ACC)[i] = w * (X);                      \
+    } else if (mode == KN_ACC_KEEP) {                                    \
+      for (i = 0; i < (N); i++) (ACC)[i] = keep * (ACC)[i] + w * (X);    \
+    } else {                                                             \
+      for (i = 0; i < (N); i++) (ACC)[i] += w * (X);                     \
+    }                                                                    \
+  } while (0)
+
+KN_HOT static void axpy_hot(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int mode,
+                            double keep) {
   const uchar *p = x;
   size_t i, off;
   /* float32 and float64 (the usual model weights) are fused; other types go
   ** through a small double buffer. */
   if (t == DT_FLOAT32) {
-    if (first) {
-      for (i = 0; i < n; i++) acc[i] = w * (double)ld_f32(p, i);
-    } else {
-      for (i = 0; i < n; i++) acc[i] += w * (double)ld_f32(p, i);
-    }
+    AXPY_LOOP(n, acc, (double)ld_f32(p, i));
     return;
   }
   if (t == DT_FLOAT64) {
-    if (first) {
-      for (i = 0; i < n; i++) acc[i] = w * ld_f64(p, i);
-    } else {
-      for (i = 0; i < n; i++) acc[i] += w * ld_f64(p, i);
-    }
+    AXPY_LOOP(n, acc, ld_f64(p, i));
     return;
   }
   for (off = 0; off < n; off += AXPY_CHUNK) {
     double tmp[AXPY_CHUNK];
     size_t m = n - off < AXPY_CHUNK ? n - off : AXPY_CHUNK;
     kn_to_f64(t, p + off * dt_size(t), tmp, m);
-    if (first) {
-      for (i = 0; i < m; i++) acc[off + i] = w * tmp[i];
-    } else {
-      for (i = 0; i < m; i++) acc[off + i] += w * tmp[i];
-    }
+    AXPY_LOOP(m, acc + off, tmp[i]);
   }
 }
-void kn_axpy(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
-  axpy_hot(t, x, w, acc, n, first);
+void kn_axpy(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int mode, double keep) {
+  axpy_hot(t, x, w, acc, n, mode, keep);
 }
 
-void kn_axpy_c(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int first) {
+void kn_axpy_c(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int mode, double keep) {
   const uchar *p = x;
   size_t i, off;
   for (off = 0; off < n; off += AXPY_CHUNK / 2) {
     double tmp[AXPY_CHUNK];
     size_t m = n - off < AXPY_CHUNK / 2 ? n - off : AXPY_CHUNK / 2;
     kn_to_c128(t, p + off * dt_size(t), tmp, m);
-    if (first) {
-      for (i = 0; i < 2 * m; i++) acc[2 * off + i] = w * tmp[i];
-    } else {
-      for (i = 0; i < 2 * m; i++) acc[2 * off + i] += w * tmp[i];
-    }
+    AXPY_LOOP(2 * m, acc + 2 * off, tmp[i]);
   }
 }
+#undef AXPY_LOOP
 
 KN_HOT static void add_i64_hot(int64_t *restrict acc, const int64_t *restrict x, size_t n, int first) {
   size_t i;

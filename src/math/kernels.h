@@ -151,10 +151,12 @@ int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, doubl
 
 /* --- accumulators for the aggregates ------------------------------------ */
 
-/* acc (n doubles) = (first ? 0 : acc) + w * x, for x of real type t. */
-void kn_axpy(dt_type t, const void *x, double w, double *acc, size_t n, int first);
+/* acc (n doubles) = w * x (mode KN_ACC_SET), acc + w * x (KN_ACC_ADD) or
+** keep * acc + w * x (KN_ACC_KEEP), for x of real type t. */
+enum { KN_ACC_ADD = 0, KN_ACC_SET = 1, KN_ACC_KEEP = 2 };
+void kn_axpy(dt_type t, const void *x, double w, double *acc, size_t n, int mode, double keep);
 /* The same for complex t into (re, im) pairs. */
-void kn_axpy_c(dt_type t, const void *x, double w, double *acc, size_t n, int first);
+void kn_axpy_c(dt_type t, const void *x, double w, double *acc, size_t n, int mode, double keep);
 /* acc = (first ? 0 : acc) + x, wrapping int64. */
 void kn_add_i64(int64_t *acc, const int64_t *x, size_t n, int first);
 /* dst (type t, floating or complex) = acc / div, rounded once. `pairs` when

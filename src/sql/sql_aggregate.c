@@ -270,6 +270,19 @@ static int dtype_mismatch(sqlite3_context *ctx, agg_state *st, const agg_key *k,
                   (long long)row, n2, (long long)st->first_row);
 }
 
+void agg_weigh_first(agg_state *st, int op) {
+  int i;
+  if (!st->first_w_pending || !st->mem.p) return;
+  st->first_w_pending = 0;
+  for (i = 0; i < st->nkeys; i++) {
+    const agg_key *k = &st->keys[i];
+    double *acc = (double *)(void *)(st->mem.p + st->gap + k->at);
+    uint64_t j, n = k->bytes / 8;
+    if (!agg_float_acc(op, k)) continue;
+    for (j = 0; j < n; j++) acc[j] = st->first_w * acc[j];
+  }
+}
+
 /* Fold one array into key k's accumulator (or kept slice at `kept`). */
 static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a, double w, unsigned char *kept) {
   int first = st->nrows == 0;
@@ -277,7 +290,7 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
   ** no arithmetic on NULL). */
   unsigned char *acc = KEEPS_ROWS(op) || !st->mem.p ? NULL : st->mem.p + st->gap + k->at;
   if (st->win && op != AGG_EMA && agg_float_acc(op, k)) { /* compensated sums */
-    agg_add_comp(st, k, a, w);
+    agg_add_comp(st, k, a, w, 1);
     return;
   }
   switch (op) {
@@ -288,14 +301,19 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
       }
       am_axpy(a, k->fortran, 1.0, (double *)(void *)acc, first, st->scratch);
       break;
-    case AGG_MEAN: am_axpy(a, k->fortran, w, (double *)(void *)acc, first, st->scratch); break;
+    case AGG_MEAN:
+      /* The first row is kept unweighted (its weight in first_w) and
+      ** weighted as the second comes: w1 * x1 + w2 * x2, each product
+      ** rounded as before, so the plain result keeps its bits, and a window
+      ** starting after one row can weigh that row exactly (sql_window.c). */
+      if (first) am_axpy_keep(a, k->fortran, 1.0, KN_ACC_SET, 1.0, (double *)(void *)acc, st->scratch);
+      else if (st->first_w_pending)
+        am_axpy_keep(a, k->fortran, w, KN_ACC_KEEP, st->first_w, (double *)(void *)acc, st->scratch);
+      else am_axpy(a, k->fortran, w, (double *)(void *)acc, 0, st->scratch);
+      break;
     case AGG_EMA: /* w is alpha: ema = alpha * x + (1 - alpha) * ema */
-      if (!first && acc) {
-        double *e = (double *)(void *)acc, keep = 1.0 - w;
-        uint64_t j, n = k->bytes / 8;
-        for (j = 0; j < n; j++) e[j] *= keep;
-      }
-      am_axpy(a, k->fortran, first ? 1.0 : w, (double *)(void *)acc, first, st->scratch);
+      am_axpy_keep(a, k->fortran, first ? 1.0 : w, first ? KN_ACC_SET : KN_ACC_KEEP, 1.0 - w, (double *)(void *)acc,
+                   st->scratch);
       break;
     case AGG_MIN:
     case AGG_MAX: am_elem_minmax(a, k->fortran, acc, op == AGG_MAX, first, st->scratch); break;
@@ -445,14 +463,18 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       !agg_open(ctx, st, op, &rec, arrays, st->cur) || !agg_match(ctx, st, &rec, arrays, st->cur))
     goto done;
   pos = AGG_POSITIONS(&rec, arrays);
-  if (st->win && !agg_win_begin(ctx, st, op)) goto done;
+  if (st->win && !agg_win_begin(ctx, st, op, st->cur)) goto done;
   if (KEEPS_ROWS(op) && !agg_keep_row(ctx, st, &kept)) goto done;
   for (i = 0; i < rec.n; i++) agg_add(st, op, &st->keys[pos[i]], &arrays[i], w, kept);
   if (st->win) {
-    if (!st->nrows) st->total_weight = st->tw_c = st->tw_c2 = 0; /* the frame was empty */
-    am_comp_add(&st->total_weight, &st->tw_c, &st->tw_c2, w);
+    if (!st->nrows) memset(st->tw, 0, sizeof st->tw); /* the frame was empty */
+    xs_add(st->tw, w);
   } else {
     st->total_weight += w;
+    if (op == AGG_MEAN) { /* see agg_add */
+      st->first_w_pending = !st->nrows;
+      st->first_w = w;
+    }
   }
   st->nrows++;
 done:
@@ -612,7 +634,10 @@ static void agg_final(sqlite3_context *ctx) {
   if (st->failed || !st->nrows) goto done;
   if (KEEPS_ROWS(op)) agg_result_kept(ctx, st, op);
   else if (st->win && op != AGG_EMA) agg_result_comp(ctx, st, op); /* a window's last value */
-  else finish_in_place(ctx, st, op);
+  else {
+    agg_weigh_first(st, op);
+    finish_in_place(ctx, st, op);
+  }
 done:
   agg_free(st);
 }

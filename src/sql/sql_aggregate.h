@@ -11,6 +11,7 @@
 #include "sql/sql_util.h"
 
 #include "codec/keyset.h"
+#include "math/exactsum.h"
 
 /* Op codes (SQL_OP & AGG_OP_MASK). The ones from AGG_MEDIAN on keep rows;
 ** those from AGG_KRUM on are sql_robust.c's (ar_krum, ar_krum_scores,
@@ -59,12 +60,17 @@ typedef struct agg_state {
   buf_t kept;
   uint64_t row_bytes, dropped;
   /* window functions (sql_window.c): set from the first value or removal
-  ** on; comp holds the compensation terms of the floating sums, c then c2,
-  ** acc_bytes each, and tw_c, tw_c2 those of the total weight */
+  ** on; a floating sum is then an exact expansion (math/exactsum.h): its
+  ** leading components in mem as before, the XS_N - 1 others in comp,
+  ** acc_bytes each; tw is the total weight's expansion */
   int win;
   unsigned char *comp;
-  double tw_c, tw_c2;
+  double tw[XS_N];
   int64_t removed; /* rows removed from the frame (NULL ones included) */
+  int64_t plain_rows; /* rows before this one were added by the plain aggregate */
+  /* ar_mean: the only row so far is in the sums unweighted (agg_add) */
+  int first_w_pending;
+  double first_w;
 } agg_state;
 
 int agg_fail(sqlite3_context *ctx, agg_state *st, const char *fmt, ...)
@@ -118,15 +124,21 @@ void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, agg_store_fn *
 /* The result of the kept rows (ar_median, ar_trimmed_mean, ar_stack). */
 void agg_result_kept(sqlite3_context *ctx, agg_state *st, int op);
 
+/* ar_mean: weigh the first row, held unweighted while it is the only one
+** (a plain result of one row). */
+void agg_weigh_first(agg_state *st, int op);
+
 /* sql_window.c */
 void agg_value(sqlite3_context *ctx);
 void agg_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv);
-/* Enter window mode (idempotent): ar_sum and ar_mean switch to compensated
-** sums. Returns 1, or 0 after reporting. */
-int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op);
-/* Fold a row into the compensated sums (window mode): w * a into key k. */
-void agg_add_comp(agg_state *st, const agg_key *k, const npy_array *a, double w);
-/* The compensated result of ar_sum / ar_mean (window mode). */
+/* Enter window mode (idempotent): ar_sum and ar_mean switch to exact
+** sums; the rows before row `plain_rows` were added by the plain
+** aggregate. Returns 1, or 0 after reporting. */
+int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op, int64_t plain_rows);
+/* Fold a row into the exact sums (window mode): w * a into key k, the
+** product exact, or rounded as the plain aggregate rounds it (exact 0). */
+void agg_add_comp(agg_state *st, const agg_key *k, const npy_array *a, double w, int exact);
+/* The result of ar_sum / ar_mean from the exact sums (window mode). */
 void agg_result_comp(sqlite3_context *ctx, agg_state *st, int op);
 
 #endif

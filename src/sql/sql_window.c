@@ -8,11 +8,17 @@
 ** ar_sum, ar_mean: SQLite gives no sign in xStep of a window, so a state
 ** starts as the plain aggregate (one double per element, the plain result
 ** bit for bit) and turns into a window at its first value or removal: from
-** then on every floating sum is a compensated triple (am_axpy_comp), as is
-** the total weight, and a row leaves by adding -w * x. That keeps a slide
-** O(model) and free of drift: the frame's sum is exact up to far below an
-** ulp however large the values that came and went. Integer sums stay exact
-** int64 (a row leaves by wrapping subtraction).
+** then on every floating sum is an exact expansion (math/exactsum.h), as is
+** the total weight, and a row leaves by adding -w * x. A slide is O(model)
+** and removing a row restores the sums exactly, so nothing drifts however
+** large the values that came and went; a result is the exact frame sum
+** (or mean: expansion over expansion) rounded about once. Rows stepped
+** before the first value (frames reaching FOLLOWING rows) were added
+** plainly: their sum is what a plain ar_sum gives, rounded once as it
+** stood. Such a row leaves as it came (w * x rounded as the plain
+** aggregate rounds it), so trailing frames (... PRECEDING AND CURRENT ROW:
+** one plain row) stay exact. Integer sums stay exact int64 (a row leaves by wrapping
+** subtraction).
 **
 ** ar_median, ar_trimmed_mean, ar_stack keep rows: a row leaves by moving
 ** the start of the kept rows; the buffer is compacted when the rows that
@@ -29,28 +35,53 @@ SQLITE_EXTENSION_INIT3
 #include "codec/array.h"
 #include "math/arraymath.h"
 
-int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op) {
+/* Component j (1 .. XS_N - 1) of the expansions: comp's j-th slice. */
+static double *comp_slice(const agg_state *st, int j) {
+  return (double *)(void *)(st->comp + (size_t)(j - 1) * (size_t)st->acc_bytes);
+}
+
+int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op, int64_t plain_rows) {
+  uint64_t bytes;
+  int j;
+  if (!st->win) st->plain_rows = plain_rows;
   st->win = 1;
   if ((op != AGG_SUM && op != AGG_MEAN) || !st->laid_out || st->comp || !st->acc_bytes) return 1;
-  /* c then c2, zero: the plain sums so far are exact as they stand */
-  if (!(st->comp = codec_malloc(2 * st->acc_bytes))) return agg_nomem(ctx, st); /* acc_bytes fits memory */
-  memset(st->comp, 0, (size_t)(2 * st->acc_bytes));
-  st->tw_c = st->tw_c2 = 0;
+  /* the plain sums so far become the leading components, the rest zero */
+  if (size_mul(st->acc_bytes, XS_N - 1, &bytes) || bytes > SIZE_MAX || !(st->comp = codec_malloc((size_t)bytes)))
+    return agg_nomem(ctx, st);
+  memset(st->comp, 0, (size_t)bytes);
+  st->tw[0] = st->total_weight;
+  for (j = 1; j < XS_N; j++) st->tw[j] = 0;
+  if (st->first_w_pending) { /* one row, unweighted (agg_add): weigh it exactly */
+    int i;
+    st->first_w_pending = 0;
+    st->plain_rows = st->first_row;
+    for (i = 0; i < st->nkeys; i++) {
+      const agg_key *k = &st->keys[i];
+      double *comp[XS_N], v[XS_N];
+      uint64_t e, n = k->bytes / 8;
+      if (!agg_float_acc(op, k)) continue;
+      comp[0] = (double *)(void *)(st->mem.p + st->gap + k->at);
+      for (j = 1; j < XS_N; j++) comp[j] = comp_slice(st, j) + k->at / sizeof(double);
+      for (e = 0; e < n; e++) {
+        memset(v, 0, sizeof v);
+        xs_add_product(v, st->first_w, comp[0][e]);
+        for (j = 0; j < XS_N; j++) comp[j][e] = v[j];
+      }
+    }
+  }
   return 1;
 }
 
-void agg_add_comp(agg_state *st, const agg_key *k, const npy_array *a, double w) {
-  double *s, *c, *c2;
+void agg_add_comp(agg_state *st, const agg_key *k, const npy_array *a, double w, int exact) {
+  double *comp[XS_N];
+  int j;
   if (!st->mem.p || !k->bytes) return; /* empty arrays */
-  s = (double *)(void *)(st->mem.p + st->gap + k->at);
-  c = (double *)(void *)(st->comp + k->at);
-  c2 = (double *)(void *)(st->comp + st->acc_bytes + k->at);
-  if (!st->nrows) { /* an empty frame starts again from zero */
-    memset(s, 0, (size_t)k->bytes);
-    memset(c, 0, (size_t)k->bytes);
-    memset(c2, 0, (size_t)k->bytes);
-  }
-  am_axpy_comp(a, k->fortran, w, s, c, c2, st->scratch);
+  comp[0] = (double *)(void *)(st->mem.p + st->gap + k->at);
+  for (j = 1; j < XS_N; j++) comp[j] = comp_slice(st, j) + k->at / sizeof(double);
+  if (!st->nrows) /* an empty frame starts again from zero */
+    for (j = 0; j < XS_N; j++) memset(comp[j], 0, (size_t)k->bytes);
+  xs_axpy(a, k->fortran, w, exact, comp, st->scratch);
 }
 
 /* acc = -acc in wrapping int64 arithmetic. */
@@ -59,29 +90,32 @@ static void negate_i64(int64_t *acc, uint64_t n) {
   for (j = 0; j < n; j++) acc[j] = (int64_t)(0 - (uint64_t)acc[j]);
 }
 
-/* agg_result_copy's store in window mode: the compensated sums, block by
-** block, divided by div. */
+/* agg_result_copy's store in window mode: the exact sums, block by block,
+** divided by the total weight's expansion (mean) or rounded (sum). */
 static void store_comp(const agg_state *st, const agg_key *k, unsigned char *dst, double div) {
-  const double *s = (const double *)(const void *)(st->mem.p + st->gap + k->at),
-               *c = (const double *)(const void *)(st->comp + k->at),
-               *c2 = (const double *)(const void *)(st->comp + st->acc_bytes + k->at);
-  int pairs = dt_kind(k->out) == DT_KIND_COMPLEX;
+  const double *comp[XS_N];
+  int pairs = dt_kind(k->out) == DT_KIND_COMPLEX, j, mean = div != 1; /* a total weight of 1 divides nothing */
   size_t out_size = dt_size(k->out);
-  double block[2 * KN_BLOCK];
-  uint64_t e, j, m;
+  double block[2 * KN_BLOCK], v[XS_N];
+  uint64_t e, i, m;
+  comp[0] = (const double *)(const void *)(st->mem.p + st->gap + k->at);
+  for (j = 1; j < XS_N; j++) comp[j] = comp_slice(st, j) + k->at / sizeof(double);
   for (e = 0; e < k->numel; e += m) {
     uint64_t at = pairs ? 2 * e : e, n;
     m = k->numel - e < KN_BLOCK ? k->numel - e : KN_BLOCK;
     n = pairs ? 2 * m : m;
-    for (j = 0; j < n; j++) block[j] = am_comp_value(s[at + j], c[at + j], c2[at + j]);
-    kn_div_store(k->out, block, pairs, div, dst + e * out_size, (size_t)m);
+    for (i = 0; i < n; i++) {
+      for (j = 0; j < XS_N; j++) v[j] = comp[j][at + i];
+      block[i] = mean ? xs_div(v, st->tw) : xs_value(v);
+    }
+    kn_div_store(k->out, block, pairs, 1.0, dst + e * out_size, (size_t)m);
   }
 }
 
 void agg_result_comp(sqlite3_context *ctx, agg_state *st, int op) {
   double div = 1;
   if (op == AGG_MEAN) {
-    div = am_comp_value(st->total_weight, st->tw_c, st->tw_c2);
+    div = xs_value(st->tw);
     if (!(div > 0)) {
       sql_error(ctx, "total weight is %g; the weights must sum to a positive number", div);
       return;
@@ -94,7 +128,7 @@ void agg_value(sqlite3_context *ctx) {
   agg_state *st = sqlite3_aggregate_context(ctx, 0);
   int op = SQL_OP(ctx) & AGG_OP_MASK;
   if (!st || st->failed || !st->nrows) return; /* an empty frame: NULL */
-  if (!agg_win_begin(ctx, st, op)) return;
+  if (!agg_win_begin(ctx, st, op, st->row)) return;
   if (KEEPS_ROWS(op)) agg_result_kept(ctx, st, op);
   else if (op == AGG_EMA) agg_result_copy(ctx, st, op, NULL, 1.0);
   else agg_result_comp(ctx, st, op);
@@ -131,7 +165,7 @@ void agg_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
              (long long)row);
     return;
   }
-  if (!agg_win_begin(ctx, st, op)) return;
+  if (!agg_win_begin(ctx, st, op, st->row)) return;
   if (KEEPS_ROWS(op)) { /* the row was checked when it came */
     drop_kept(st);
     return;
@@ -143,7 +177,8 @@ void agg_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   for (i = 0; i < rec.n; i++) {
     const agg_key *k = &st->keys[pos[i]];
     if (agg_float_acc(op, k)) {
-      agg_add_comp(st, k, &arrays[i], -w);
+      /* a row the plain aggregate added leaves as it came: w * x rounded */
+      agg_add_comp(st, k, &arrays[i], -w, row >= st->plain_rows);
     } else if (st->mem.p && k->bytes) { /* integer sum: acc = -(-acc + x) */
       int64_t *acc = (int64_t *)(void *)(st->mem.p + st->gap + k->at);
       negate_i64(acc, k->numel);
@@ -151,7 +186,7 @@ void agg_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       negate_i64(acc, k->numel);
     }
   }
-  am_comp_add(&st->total_weight, &st->tw_c, &st->tw_c2, -w);
+  xs_add(st->tw, -w);
   st->nrows--;
 done:
   codec_free(arrays);

@@ -336,8 +336,8 @@ TEST(kernels_axpy_and_in_place_store) {
     x[i] = (float)i * 0.25f;
     y[i] = (float)i * -0.5f + 1;
   }
-  kn_axpy(DT_FLOAT32, x, 3.0, mem + 1, N, 1);
-  kn_axpy(DT_FLOAT32, y, 1.0, mem + 1, N, 0);
+  kn_axpy(DT_FLOAT32, x, 3.0, mem + 1, N, KN_ACC_SET, 0);
+  kn_axpy(DT_FLOAT32, y, 1.0, mem + 1, N, KN_ACC_ADD, 0);
   kn_div_store(DT_FLOAT32, mem + 1, 0, 4.0, mem, N);
   memcpy(out, mem, sizeof(out));
   for (i = 0; i < N; i++) CHECK(out[i] == (float)((3.0 * x[i] + y[i]) / 4.0));
@@ -348,11 +348,11 @@ TEST(kernels_axpy_other_types) {
   uint16_t h[2] = {0x3c00, 0xc000}; /* 1.0, -2.0 */
   float c[4] = {1, 2, 3, 4};
   double acc[10];
-  kn_axpy(DT_INT16, x, 0.5, acc, 5, 1);
+  kn_axpy(DT_INT16, x, 0.5, acc, 5, KN_ACC_SET, 0);
   CHECK(acc[0] == -1.5 && acc[3] == 16383.5 && acc[4] == -16384);
-  kn_axpy(DT_FLOAT16, h, 2, acc, 2, 0);
+  kn_axpy(DT_FLOAT16, h, 2, acc, 2, KN_ACC_ADD, 0);
   CHECK(acc[0] == 0.5 && acc[1] == -4);
-  kn_axpy_c(DT_COMPLEX64, c, 2, acc, 2, 1);
+  kn_axpy_c(DT_COMPLEX64, c, 2, acc, 2, KN_ACC_SET, 0);
   CHECK(acc[0] == 2 && acc[1] == 4 && acc[2] == 6 && acc[3] == 8);
 }
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Window forms of the aggregates against NumPy and math.fsum: sliding
+"""Window forms of the aggregates against NumPy and exact fractions: sliding
 ar_mean / ar_sum stay within one ulp of the exact frame mean after 10,000
 slides with 1e30 entering and leaving next to 1.0; ar_ema; and the
 per-array aggregates (npy_agg_*) over array_record rows grouped by key,
@@ -8,6 +8,7 @@ import math
 import os
 import random
 import tempfile
+from fractions import Fraction
 
 import numpy as np
 
@@ -15,60 +16,87 @@ from arlib import connect, load_npy, npy_bytes
 
 
 def ulps(got, want, dtype):
-    """Distance in ulps of dtype (at the reference's magnitude)."""
+    """Distance in ulps of dtype, at the exact result's magnitude."""
     want = np.asarray(want, dtype=np.float64)
     got = np.asarray(got, dtype=np.float64)
     spacing = np.spacing(np.abs(want).astype(dtype)).astype(np.float64)
-    # The compensated sums (two correction terms) keep an absolute error of
-    # about 2^-150 of the largest value that passed through (1e30 here) per
-    # slide, so after 10,000 slides results near 1.0 can be a few ulps off:
-    # the bound checked is 1 ulp or 2^-144 * 1e30 (4.5e-14). An exact
-    # accumulator would give 1 ulp throughout.
-    spacing = np.maximum(spacing, 2.0**-144 * 1e30)
     return np.max(np.abs(got - want) / spacing)
 
 
 def values(rng, n, width):
+    # 1e30 next to 1.0 and full-precision noise: the exact sums need more
+    # than 106 bits, so double-double (or a compensated sum) drifts
     pick = rng.choice([1e30, -1e30, 1.0, -1.0, 0.5, 3e29], size=(n, width))
     noise = rng.normal(size=(n, width))
     return np.where(rng.random((n, width)) < 0.7, pick, noise)
 
 
-def sliding(dtype, weighted, frame, n=10000, width=3, seed=1):
+def sliding(dtype, weights, frame, n=10000, width=3, seed=1):
+    """ar_mean over a sliding frame (ROWS frame PRECEDING) against the exact
+    mean of each frame (fractions, slid by adding and removing exactly):
+    every result within 1 ulp of dtype."""
     rng = np.random.default_rng(seed)
     x = values(rng, n, width).astype(dtype)
-    w = rng.integers(1, 6, size=n) if weighted else np.ones(n, dtype=np.int64)
+    if weights == "int":
+        w = [int(v) for v in rng.integers(1, 6, size=n)]
+    elif weights == "real":  # products w * x are not exact in double
+        w = [float(v) for v in rng.uniform(0.1, 7.0, size=n)]
+    else:
+        w = [1] * n
     con = connect()
-    con.execute("CREATE TABLE u(round INTEGER, rec BLOB, n INTEGER)")
+    con.execute("CREATE TABLE u(round INTEGER, rec BLOB, n)")
     con.executemany("INSERT INTO u VALUES (?, ar('w', ?), ?)",
-                    [(i, npy_bytes(x[i]), int(w[i])) for i in range(n)])
-    fn = "ar_mean(rec, n)" if weighted else "ar_mean(rec)"
+                    [(i, npy_bytes(x[i]), w[i]) for i in range(n)])
+    fn = "ar_mean(rec, n)" if weights else "ar_mean(rec)"
     rows = con.execute(f"SELECT round, ar_get({fn} OVER (ORDER BY round ROWS BETWEEN {frame} PRECEDING AND CURRENT ROW), 'w') FROM u ORDER BY round").fetchall()
+    fx = [[Fraction(float(v)) for v in row] for row in x]
+    fw = [Fraction(v) for v in w]
+    sums, total = [Fraction(0)] * width, Fraction(0)
     worst = 0.0
     for i, blob in rows:
+        sums = [sums[j] + fw[i] * fx[i][j] for j in range(width)]
+        total += fw[i]
+        if i - frame - 1 >= 0:
+            k = i - frame - 1
+            sums = [sums[j] - fw[k] * fx[k][j] for j in range(width)]
+            total -= fw[k]
         got = load_npy(blob)
         assert got.dtype == dtype
-        lo = max(0, i - frame)
-        xs = x[lo:i + 1].astype(np.float64)
-        ws = w[lo:i + 1].astype(np.float64)
-        want = [math.fsum(ws * xs[:, j]) / math.fsum(ws) for j in range(width)]
+        want = [float(sj / total) for sj in sums]  # correctly rounded
         worst = max(worst, ulps(got, want, dtype))
-    assert worst <= 1.0, (dtype, weighted, frame, worst)
+    assert worst <= 1.0, (dtype, weights, frame, worst)
     return worst
 
 
 def test_sliding_mean_float64_10000_slides():
-    sliding(np.float64, False, 4)
+    assert sliding(np.float64, None, 4) <= 0.5  # unweighted: correctly rounded
 
 
 def test_sliding_weighted_mean_float64():
-    sliding(np.float64, True, 7, seed=2)
+    sliding(np.float64, "int", 7, seed=2)
+
+
+def test_sliding_real_weighted_mean_float64():
+    sliding(np.float64, "real", 5, n=3000, seed=7)
 
 
 def test_sliding_mean_float32_random_frames():
     rng = random.Random(3)
     for k in range(3):
-        sliding(np.float32, k % 2 == 1, rng.randint(1, 12), n=2000, seed=10 + k)
+        sliding(np.float32, (None, "int", "real")[k], rng.randint(1, 12), n=2000, seed=10 + k)
+
+
+def test_sliding_sum_huge_range():
+    # 1e300 and 1e-300 in one frame: more than four 53-bit pieces; the sums
+    # round at ~2^-200 of the largest part, so results stay close once it left
+    con = connect()
+    con.execute("CREATE TABLE u(i INTEGER, rec BLOB)")
+    vals = [1e300, 1e-300, 3.0, -1e300, 2.5e-301, 1.0, 7.0, 1e-310]
+    con.executemany("INSERT INTO u VALUES (?, ar('w', ?))", [(i, npy_bytes(np.array([v]))) for i, v in enumerate(vals)])
+    got = [float(load_npy(b)[0]) for (b,) in con.execute(
+        "SELECT ar_get(ar_sum(rec) OVER (ORDER BY i ROWS 2 PRECEDING), 'w') FROM u ORDER BY i")]
+    want = [float(sum(Fraction(v) for v in vals[max(0, i - 2):i + 1])) for i in range(len(vals))]
+    assert got == want, (got, want)
 
 
 def test_sliding_sum_int_exact():
