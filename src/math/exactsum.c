@@ -139,6 +139,51 @@ double xs_div(const double *v, const double *d) {
   return q + r / dh;
 }
 
+/* The fast path of a block: when every sum in it is a single double, every
+** product w * x exact and every addition exact (float32 models with small
+** integer weights, typically), the block is one vectorised pass; returns 0
+** (having changed nothing) when any of that fails. prod_exact: every
+** product is known to be exact (checked once per array by the caller). */
+KN_HOT static int block_plain_hot(const double *restrict x, size_t n, double w, double *restrict c0,
+                                  const double *restrict c1, int prod_exact) {
+  size_t i;
+  int ok = 1;
+  if (prod_exact) {
+    for (i = 0; i < n; i++) {
+      double p = w * x[i], a = c0[i], t = a + p, bb = t - a, e = (a - (t - bb)) + (p - bb);
+      ok &= (c1[i] == 0) & (e == 0) & (t - t == 0);
+    }
+  } else {
+    for (i = 0; i < n; i++) {
+      double p = w * x[i], a = c0[i], t = a + p, bb = t - a, e = (a - (t - bb)) + (p - bb);
+      double pe, xh, xl, wh, wl, q = 134217729.0 * w, r = 134217729.0 * x[i];
+      wh = q - (q - w); /* two_prod, spelled out so the loop vectorises */
+      wl = w - wh;
+      xh = r - (r - x[i]);
+      xl = x[i] - xh;
+      pe = ((wh * xh - p) + wh * xl + wl * xh) + wl * xl;
+      ok &= (c1[i] == 0) & (e == 0) & (pe == 0) & (t - t == 0);
+    }
+  }
+  if (!ok) return 0;
+  for (i = 0; i < n; i++) c0[i] += w * x[i];
+  return 1;
+}
+
+/* Is w * x exact for every x of type t? (|w| an integer below 2^29 and at
+** most 24 significant bits in x: float32, float16, 8/16-bit ints,
+** bool; or w = +-1.) */
+static int products_exact(dt_type t, double w) {
+  if (w == 1 || w == -1) return 1;
+  if (!(fabs(w) <= 0x1p29) || w != floor(w)) return 0;
+  switch (t) {
+    case DT_BOOL: case DT_INT8: case DT_UINT8: case DT_INT16: case DT_UINT16: case DT_FLOAT16:
+    case DT_FLOAT32: case DT_COMPLEX64:
+      return 1;
+    default: return 0;
+  }
+}
+
 void xs_axpy(const npy_array *a, int fortran, double w, int exact, double *const *comp, unsigned char *scratch) {
   dt_type t = a->dtype.type;
   int cplx = dt_kind(t) == DT_KIND_COMPLEX;
@@ -147,7 +192,7 @@ void xs_axpy(const npy_array *a, int fortran, double w, int exact, double *const
   am_iter it;
   uint64_t pos;
   size_t m, i, n;
-  int j;
+  int j, prod_exact = products_exact(t, w);
   am_iter_init(&it, a, fortran, 1);
   for (pos = 0; pos < a->numel; pos += m) {
     const unsigned char *p;
@@ -157,6 +202,7 @@ void xs_axpy(const npy_array *a, int fortran, double w, int exact, double *const
     if (cplx) kn_to_c128(t, p, x, m);
     else kn_to_f64(t, p, x, m);
     n = cplx ? 2 * m : m;
+    if (block_plain_hot(x, n, w, comp[0] + at, comp[1] + at, prod_exact)) continue;
     for (i = 0; i < n; i++) {
       for (j = 0; j < XS_N; j++) v[j] = comp[j][at + i];
       if (exact) xs_add_product(v, w, x[i]);

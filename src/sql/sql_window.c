@@ -90,6 +90,14 @@ static void negate_i64(int64_t *acc, uint64_t n) {
   for (j = 0; j < n; j++) acc[j] = (int64_t)(0 - (uint64_t)acc[j]);
 }
 
+/* Are the sums of a block single doubles (their second pieces, c1, zero)? */
+static int one_piece(const double *c1, uint64_t n) {
+  uint64_t i;
+  int zero = 1;
+  for (i = 0; i < n; i++) zero &= c1[i] == 0;
+  return zero;
+}
+
 /* agg_result_copy's store in window mode: the exact sums, block by block,
 ** divided by the total weight's expansion (mean) or rounded (sum). */
 static void store_comp(const agg_state *st, const agg_key *k, unsigned char *dst, double div) {
@@ -104,6 +112,10 @@ static void store_comp(const agg_state *st, const agg_key *k, unsigned char *dst
     uint64_t at = pairs ? 2 * e : e, n;
     m = k->numel - e < KN_BLOCK ? k->numel - e : KN_BLOCK;
     n = pairs ? 2 * m : m;
+    if (one_piece(comp[1] + at, n) && (!mean || st->tw[1] == 0)) { /* one rounding, as the plain aggregate */
+      kn_div_store(k->out, comp[0] + at, pairs, mean ? st->tw[0] : 1.0, dst + e * out_size, (size_t)m);
+      continue;
+    }
     for (i = 0; i < n; i++) {
       for (j = 0; j < XS_N; j++) v[j] = comp[j][at + i];
       block[i] = mean ? xs_div(v, st->tw) : xs_value(v);
