@@ -33,7 +33,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python"))
-from arlib import _varint as varint_bytes, read_varint as _varint  # noqa: E402
+from arlib import varint as varint_bytes, read_varint as _varint  # noqa: E402
 
 try:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory

@@ -404,6 +404,41 @@ def bench_server_step(quick):
     report("FedAdam step: speed-up over Flower's NumPy lines", f"{t_np / t_sql:.1f}x", ">= 2x", t_np / t_sql >= 2)
 
 
+def bench_window(quick):
+    """Window ar_mean over 100 rounds of a 10 MB model (1 MB quick), frame of
+    5, against a plain ar_mean over the same rows and SQLite's own floors."""
+    rounds, numel = 100, (10_000_000 if not quick else 1_000_000) // 4
+    rng = np.random.default_rng(9)
+    print(f"== Window ar_mean: {rounds} rounds of a {numel * 4 / 1e6:.0f} MB float32 model, "
+          "ROWS BETWEEN 4 PRECEDING AND CURRENT ROW")
+    note("""plain: SELECT ar_mean(rec, n) FROM rounds (one result). window: the same over the frame
+            (100 results of the model's size). SQLite's floors: noop_window(rec) over the same frame
+            (SQLite moving the rows through its window machinery, an aggregate that keeps nothing)
+            and sum(noop(rec)). Temp store on file (SQLite's default) and in memory; best of 3, in turns.""")
+    plain_sql = "SELECT length(ar_mean(rec, n)) FROM rounds"
+    frame = "OVER (ORDER BY round ROWS BETWEEN 4 PRECEDING AND CURRENT ROW)"
+    win_sql = f"SELECT sum(length(m)) FROM (SELECT ar_mean(rec, n) {frame} m FROM rounds)"
+    floor_sql = f"SELECT sum(m) FROM (SELECT noop_window(rec) {frame} m FROM rounds)"
+    for store in ("FILE", "MEMORY"):
+        db = Db(":memory:")
+        db.run(f"PRAGMA temp_store = {store}")
+        db.run("CREATE TABLE rounds(round INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+        for r in range(rounds):
+            db.run(f"INSERT INTO rounds VALUES ({r}, ?1, {10 + r})",
+                   record_bytes([("w", rng.standard_normal(numel, dtype=np.float32))]))
+        t_plain, t_win, t_floor, t_noop = in_turns([
+            lambda: db.run(plain_sql), lambda: db.run(win_sql), lambda: db.run(floor_sql),
+            lambda: db.run("SELECT sum(noop(rec)) FROM rounds")], 3)
+        db.close()
+        print(f"  temp_store = {store}: plain ar_mean {t_plain:.3f} s, window ar_mean {t_win:.3f} s, "
+              f"noop_window {t_floor:.3f} s, sum(noop(rec)) {t_noop:.3f} s")
+        r = t_win / t_plain
+        report(f"window ar_mean / plain ar_mean, temp_store {store.lower()}", f"{r:.1f}x", "<= 2x", r <= 2)
+        print(f"  {'of which SQLite window machinery (noop_window - sum(noop)) / plain':<76}"
+              f"{(t_floor - t_noop) / t_plain:6.1f}x")
+        print(f"  {'ours (window ar_mean - noop_window) / plain':<76}{(t_win - t_floor) / t_plain:6.1f}x")
+
+
 def npy_buffer(arr):
     """(the .npy bytes of arr in a uint8 array, arr as a view of them)"""
     data = npy_bytes(arr)
@@ -665,7 +700,8 @@ def load():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="about 10x smaller data")
-    ap.add_argument("--only", choices=["fedavg_floor", "server_step", "object_ids"], help="run this comparison alone")
+    ap.add_argument("--only", choices=["fedavg_floor", "server_step", "object_ids", "window", "robust"],
+                    help="run this comparison alone")
     args = ap.parse_args()
     print(f"== {os.cpu_count()} cores, {load()} at the start"
           + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else ""))
@@ -679,6 +715,10 @@ def main():
                 bench_server_step(args.quick)
             elif args.only == "object_ids":
                 bench_object_id(args.quick)
+            elif args.only == "window":
+                bench_window(args.quick)
+            elif args.only == "robust":
+                bench_robust(tmp, args.quick)
             else:
                 bench_fedavg_floor(tmp, args.quick)
         finally:
@@ -695,6 +735,7 @@ def main():
         bench_object_id(args.quick)
         bench_robust(tmp, args.quick)
         bench_server_step(args.quick)
+        bench_window(args.quick)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"== Every ratio and its target ({load()} at the end)")
