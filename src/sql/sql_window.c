@@ -154,7 +154,8 @@ static void drop_kept(agg_state *st) {
     st->dropped = 0;
     st->kept.n = 0;
   } else if (st->dropped >= st->nrows) { /* the rows that left fill half the buffer */
-    memmove(st->kept.p, st->kept.p + st->dropped * st->row_bytes, (size_t)(st->nrows * st->row_bytes));
+    /* Rows of no bytes (records of no or empty arrays) have no buffer. */
+    if (st->row_bytes) memmove(st->kept.p, st->kept.p + st->dropped * st->row_bytes, (size_t)(st->nrows * st->row_bytes));
     st->kept.n = st->nrows * st->row_bytes;
     st->dropped = 0;
   }
