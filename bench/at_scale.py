@@ -77,8 +77,8 @@ def main():
             try:
                 con.execute(sql).fetchone()
                 print(f"whole-record {name}: finished under the limit")
-            except sqlite3.Error as e:
-                print(f"whole-record {name} under the same limit: fails after {time.time() - t:.1f} s: {e}")
+            except (sqlite3.Error, MemoryError) as e:  # SQLITE_NOMEM comes as MemoryError
+                print(f"whole-record {name} under the same limit: fails after {time.time() - t:.1f} s: {type(e).__name__} {e}")
                 fails += 1
         con.execute("PRAGMA hard_heap_limit = 0")
         t = time.time()
