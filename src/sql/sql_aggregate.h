@@ -138,6 +138,9 @@ int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op, int64_t plain_row
 /* Fold a row into the exact sums (window mode): w * a into key k, the
 ** product exact, or rounded as the plain aggregate rounds it (exact 0). */
 void agg_add_comp(agg_state *st, const agg_key *k, const npy_array *a, double w, int exact);
+/* A kept row leaves: the frame starts one row later (the buffer is
+** compacted when the rows that left fill half of it). */
+void agg_drop_kept(agg_state *st);
 /* The result of ar_sum / ar_mean from the exact sums (window mode). */
 void agg_result_comp(sqlite3_context *ctx, agg_state *st, int op);
 

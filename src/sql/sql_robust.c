@@ -16,6 +16,11 @@
 ** pairs), so they keep each row's arrays (native byte order, C order), at
 ** most SQLITE_LIMIT_LENGTH bytes of them.
 **
+** They are window functions too: a row leaving the frame leaves the kept
+** rows (and its weight), and each value is computed from the frame's rows as
+** the aggregate would be. A frame with too few rows for f (or k) gives NULL
+** rather than an error, so frames may grow from a run's first round.
+**
 ** Distances are computed block by block: a block of every row's elements is
 ** converted to double once, and all pairwise partial sums are taken while it
 ** is in cache, so each row is read once per block, not once per pair.
@@ -184,20 +189,22 @@ static int rb_combine(const rb_state *rb, int op, const size_t *sel, size_t ns, 
   return out->rc;
 }
 
-static void rb_final(sqlite3_context *ctx) {
-  rb_state *rb = sqlite3_aggregate_context(ctx, 0);
-  agg_state *st;
-  int op = SQL_OP(ctx);
+/* Is the frame too small for f (and k)? A window's value is then NULL. */
+static int rb_too_few(const rb_state *rb, int op, uint64_t n) {
+  return (uint64_t)rb->f >= n || (op == AGG_KRUM && (uint64_t)rb->k > n) ||
+         (op == AGG_BULYAN && n < 4 * (uint64_t)rb->f + 3);
+}
+
+/* The result over the rows kept (the state stays as it is). */
+static void rb_result(sqlite3_context *ctx, rb_state *rb, int op) {
+  agg_state *st = &rb->agg;
   double *scores = NULL;
   size_t *order = NULL, ns, beta = 0, s;
-  uint64_t n;
+  uint64_t n = st->nrows;
   double total = 0;
   buf_t out;
   buf_init(&out, 0);
-  if (!rb) return;
-  st = &rb->agg;
-  if (st->failed || !st->nrows) goto done;
-  n = st->nrows;
+  if (st->win && rb_too_few(rb, op, n)) return; /* NULL */
   if ((uint64_t)rb->f >= n) {
     sql_error(ctx, "f = %lld malicious clients needs more than %lld rows", (long long)rb->f, (long long)n);
     goto done;
@@ -261,8 +268,34 @@ done:
   buf_free(&out);
   codec_free(scores);
   codec_free(order);
-  agg_free(st);
+}
+
+static void rb_final(sqlite3_context *ctx) {
+  rb_state *rb = sqlite3_aggregate_context(ctx, 0);
+  if (!rb) return;
+  if (!rb->agg.failed && rb->agg.nrows) rb_result(ctx, rb, SQL_OP(ctx));
+  agg_free(&rb->agg);
   buf_free(&rb->weights);
+}
+
+/* Window forms: the current frame's value; a row leaving the frame. */
+static void rb_value(sqlite3_context *ctx) {
+  rb_state *rb = sqlite3_aggregate_context(ctx, 0);
+  if (!rb) return;
+  rb->agg.win = 1;
+  if (!rb->agg.failed && rb->agg.nrows) rb_result(ctx, rb, SQL_OP(ctx));
+}
+
+static void rb_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  rb_state *rb = (rb_state *)(void *)agg_get(ctx, sizeof(rb_state));
+  (void)argc;
+  if (!rb) return;
+  rb->agg.win = 1;
+  rb->agg.removed++;
+  if (rb->agg.failed || sqlite3_value_type(argv[0]) == SQLITE_NULL) return; /* a NULL row was skipped */
+  agg_drop_kept(&rb->agg);
+  rb->weights.n -= sizeof(double); /* the rows leave in the order they came */
+  memmove(rb->weights.p, rb->weights.p + sizeof(double), (size_t)rb->weights.n);
 }
 
 /* --- differential privacy --------------------------------------------------- */
@@ -397,11 +430,14 @@ done:
   record_clear(&rec);
 }
 
+static const sql_window_function robust_aggregates[] = {
+    {{"ar_krum", 3, NULL, rb_step, rb_final, AGG_KRUM}, rb_value, rb_inverse},
+    {{"ar_krum", 4, NULL, rb_step, rb_final, AGG_KRUM}, rb_value, rb_inverse},
+    {{"ar_krum_scores", 2, NULL, rb_step, rb_final, AGG_KRUM_SCORES}, rb_value, rb_inverse},
+    {{"ar_bulyan", 2, NULL, rb_step, rb_final, AGG_BULYAN}, rb_value, rb_inverse},
+};
+
 static const sql_function robust_functions[] = {
-    {"ar_krum", 3, NULL, rb_step, rb_final, AGG_KRUM},
-    {"ar_krum", 4, NULL, rb_step, rb_final, AGG_KRUM},
-    {"ar_krum_scores", 2, NULL, rb_step, rb_final, AGG_KRUM_SCORES},
-    {"ar_bulyan", 2, NULL, rb_step, rb_final, AGG_BULYAN},
     {"ar_clip_norm", 2, ar_clip_norm_func, NULL, NULL, 0},
     {"ar_add_noise", 3, ar_add_noise_func, NULL, NULL, 0},
 };
@@ -412,7 +448,8 @@ static const sql_function random_functions[] = {
 };
 
 int sql_robust_register(sqlite3 *db, char **pzErrMsg) {
-  int rc = SQL_REGISTER_TABLE(db, robust_functions, pzErrMsg);
+  int rc = SQL_REGISTER_WINDOW_TABLE(db, robust_aggregates, pzErrMsg);
+  if (rc == SQLITE_OK) rc = SQL_REGISTER_TABLE(db, robust_functions, pzErrMsg);
   if (rc == SQLITE_OK)
     rc = sql_register_flags(db, random_functions, (int)(sizeof(random_functions) / sizeof(random_functions[0])),
                             SQL_VOLATILE, pzErrMsg);

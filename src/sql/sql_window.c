@@ -146,8 +146,7 @@ void agg_value(sqlite3_context *ctx) {
   else agg_result_comp(ctx, st, op);
 }
 
-/* A kept row leaves: the frame starts one row later. */
-static void drop_kept(agg_state *st) {
+void agg_drop_kept(agg_state *st) {
   st->dropped++;
   st->nrows--;
   if (!st->nrows) {
@@ -180,7 +179,7 @@ void agg_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (!agg_win_begin(ctx, st, op, st->row)) return;
   if (KEEPS_ROWS(op)) { /* the row was checked when it came */
-    drop_kept(st);
+    agg_drop_kept(st);
     return;
   }
   record_init(&rec);

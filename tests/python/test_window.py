@@ -193,3 +193,37 @@ if __name__ == "__main__":
     import time
     t = time.time()
     print(per_array_under_heap_limit(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])), time.time() - t)
+
+
+def test_robust_windows_equal_the_aggregate_over_each_frame():
+    # ar_krum (Krum and MultiKrum), ar_krum_scores and ar_bulyan over sliding
+    # frames: each value bit for bit the plain aggregate over the frame's
+    # rows in the same order; frames too small for f give NULL
+    rng = np.random.default_rng(11)
+    n, width = 40, 6
+    x = rng.normal(size=(n, width)).astype(np.float32)
+    x[rng.random(n) < 0.15] += 50  # attackers now and then
+    con = connect()
+    con.execute("CREATE TABLE u(i INTEGER, rec BLOB, w INTEGER)")
+    con.executemany("INSERT INTO u VALUES (?, ar('w', ?, 'b', ?), ?)",
+                    [(i, npy_bytes(x[i][:4].reshape(2, 2)), npy_bytes(x[i][4:]), int(rng.integers(1, 9))) for i in range(n)])
+    cases = [("ar_krum(rec, w, 2)", 9), ("ar_krum(rec, w, 1, 3)", 5), ("ar_krum_scores(rec, 2)", 7), ("ar_bulyan(rec, 1)", 8)]
+    for fn, frame in cases:
+        got = con.execute(f"SELECT {fn} OVER (ORDER BY i ROWS {frame - 1} PRECEDING) FROM u ORDER BY i").fetchall()
+        nulls = 0
+        for i, (g,) in enumerate(got):
+            lo = max(0, i - frame + 1)
+            try:
+                (want,) = con.execute(f"SELECT {fn} FROM (SELECT * FROM u WHERE i BETWEEN ? AND ? ORDER BY i)", (lo, i)).fetchone()
+            except Exception as e:  # too few rows for f or k: the window gives NULL
+                assert "rows" in str(e), e
+                want = None
+            nulls += want is None
+            assert g == want, (fn, i)
+        assert 0 < nulls < frame, (fn, nulls)
+    # a weight of the wrong kind still fails, naming the row
+    try:
+        con.execute("SELECT ar_krum(rec, 'x', 1) OVER (ORDER BY i ROWS 3 PRECEDING) FROM u").fetchall()
+        assert False
+    except Exception as e:
+        assert "ar_krum" in str(e) and "row 0" in str(e), e

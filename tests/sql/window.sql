@@ -35,3 +35,8 @@ SELECT npy_agg_mean('x');
 SELECT npy_agg_median(x'00');
 SELECT npy_agg_min(npy_from_json('[[1, 2]]', 'complex64'));
 SELECT npy_agg_stack(NULL);
+-- Krum, its scores and Bulyan as window functions: frames too small for f give NULL
+SELECT round, npy_to_json(ar_get(ar_krum(rec, n, 1) OVER (ORDER BY round ROWS 3 PRECEDING), 'w')) FROM r;
+SELECT round, ar_krum_scores(rec, 1) OVER (ORDER BY round ROWS 2 PRECEDING) FROM r;
+SELECT round, npy_to_json(ar_get(ar_krum(rec, n, 0, 2) OVER (ORDER BY round ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), 'w')) FROM r;
+SELECT round, npy_to_json(ar_get(ar_bulyan(rec, 0) OVER (ORDER BY round ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING), 'w')) FROM r;
