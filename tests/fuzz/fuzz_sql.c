@@ -53,6 +53,9 @@
 ** with one of the extension's names followed by ": " and is valid UTF-8.
 ** Text results must be valid UTF-8 too. Anything else aborts.
 **
+** The statements use SQL that SQLite 3.31.0 (the oldest release supported)
+** understands: CASE rather than iif(), which came in 3.32.
+**
 ** seeds: tests/data/npy tests/data/bad_npy tests/data/records tests/data/bad_records tests/data/fedavg
 */
 #include <math.h>
@@ -214,7 +217,7 @@ static const char *agg_args(const char *name, int nargs, const char **args) {
   else if (strcmp(name, "rd_agg") == 0) {
     args[0] = "k";
     args[1] = "CASE i % 4 WHEN 3 THEN 'metric' ELSE 'array' END";
-    args[2] = "CASE i % 4 WHEN 3 THEN json_object('x', iif(typeof(w) = 'blob', NULL, w)) ELSE rec END";
+    args[2] = "CASE i % 4 WHEN 3 THEN json_object('x', CASE WHEN typeof(w) = 'blob' THEN NULL ELSE w END) ELSE rec END";
   } else if (strstr(name, "_ema") || strstr(name, "_trimmed_mean")) {
     if (nargs > 1) args[1] = "p";
   } else if (strcmp(name, "ar_krum_scores") == 0 || strcmp(name, "ar_bulyan") == 0) {
@@ -248,7 +251,7 @@ static void setup_table(const char *plain_fns) {
   ins_add = prepare(sql);
   fix_npy = prepare("UPDATE t SET npy = CASE WHEN ar_valid(rec) THEN (SELECT ar_get(t.rec, a.key) FROM array_record(t.rec) a"
                     " LIMIT 1 OFFSET ?1) ELSE rec END WHERE npy IS NULL");
-  fix_rd = prepare("UPDATE t SET rd = rd('arrays', 'array', rec, 'metrics', 'metric', json_object('num-examples', iif(typeof(w) = 'blob', hex(w), w), 'loss', i))"
+  fix_rd = prepare("UPDATE t SET rd = rd('arrays', 'array', rec, 'metrics', 'metric', json_object('num-examples', CASE WHEN typeof(w) = 'blob' THEN hex(w) ELSE w END, 'loss', i))"
                    " WHERE i = ?1");
   clear_o = prepare("DELETE FROM o");
   fill_objects = prepare("INSERT INTO o(src, kind, oid, content)"
