@@ -289,7 +289,7 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
   /* Rows kept: no accumulators; every array empty: no memory at all (and
   ** no arithmetic on NULL). */
   unsigned char *acc = KEEPS_ROWS(op) || !st->mem.p ? NULL : st->mem.p + st->gap + k->at;
-  if (st->win && op != AGG_EMA && agg_float_acc(op, k)) { /* compensated sums */
+  if (st->win && op != AGG_EMA && agg_float_acc(op, k)) { /* exact sums (sql_window.c) */
     agg_add_comp(st, k, a, w, 1);
     return;
   }
