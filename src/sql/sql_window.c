@@ -35,9 +35,13 @@ SQLITE_EXTENSION_INIT3
 #include "codec/array.h"
 #include "math/arraymath.h"
 
-/* Component j (1 .. XS_N - 1) of the expansions: comp's j-th slice. */
-static double *comp_slice(const agg_state *st, int j) {
-  return (double *)(void *)(st->comp + (size_t)(j - 1) * (size_t)st->acc_bytes);
+/* Key k's expansions: piece 0 in the accumulators (st->mem), pieces 1 ..
+** XS_N - 1 in comp's slices, acc_bytes each. */
+static void key_pieces(const agg_state *st, const agg_key *k, double **comp) {
+  int j;
+  comp[0] = (double *)(void *)(st->mem.p + st->gap + k->at);
+  for (j = 1; j < XS_N; j++)
+    comp[j] = (double *)(void *)(st->comp + (size_t)(j - 1) * (size_t)st->acc_bytes + k->at);
 }
 
 int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op, int64_t plain_rows) {
@@ -61,8 +65,7 @@ int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op, int64_t plain_row
       double *comp[XS_N], v[XS_N];
       uint64_t e, n = k->bytes / 8;
       if (!agg_float_acc(op, k)) continue;
-      comp[0] = (double *)(void *)(st->mem.p + st->gap + k->at);
-      for (j = 1; j < XS_N; j++) comp[j] = comp_slice(st, j) + k->at / sizeof(double);
+      key_pieces(st, k, comp);
       for (e = 0; e < n; e++) {
         memset(v, 0, sizeof v);
         xs_add_product(v, st->first_w, comp[0][e]);
@@ -77,8 +80,7 @@ void agg_add_comp(agg_state *st, const agg_key *k, const npy_array *a, double w,
   double *comp[XS_N];
   int j;
   if (!st->mem.p || !k->bytes) return; /* empty arrays */
-  comp[0] = (double *)(void *)(st->mem.p + st->gap + k->at);
-  for (j = 1; j < XS_N; j++) comp[j] = comp_slice(st, j) + k->at / sizeof(double);
+  key_pieces(st, k, comp);
   if (!st->nrows) /* an empty frame starts again from zero */
     for (j = 0; j < XS_N; j++) memset(comp[j], 0, (size_t)k->bytes);
   xs_axpy(a, k->fortran, w, exact, comp, st->scratch);
@@ -101,13 +103,12 @@ static int one_piece(const double *c1, uint64_t n) {
 /* agg_result_copy's store in window mode: the exact sums, block by block,
 ** divided by the total weight's expansion (mean) or rounded (sum). */
 static void store_comp(const agg_state *st, const agg_key *k, unsigned char *dst, double div) {
-  const double *comp[XS_N];
+  double *comp[XS_N];
   int pairs = dt_kind(k->out) == DT_KIND_COMPLEX, j, mean = div != 1; /* a total weight of 1 divides nothing */
   size_t out_size = dt_size(k->out);
   double block[2 * KN_BLOCK], v[XS_N];
   uint64_t e, i, m;
-  comp[0] = (const double *)(const void *)(st->mem.p + st->gap + k->at);
-  for (j = 1; j < XS_N; j++) comp[j] = comp_slice(st, j) + k->at / sizeof(double);
+  key_pieces(st, k, comp);
   for (e = 0; e < k->numel; e += m) {
     uint64_t at = pairs ? 2 * e : e, n;
     m = k->numel - e < KN_BLOCK ? k->numel - e : KN_BLOCK;
