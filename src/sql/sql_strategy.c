@@ -825,6 +825,18 @@ static void mean_add(const npy_array *a, int fortran, dt_type out, double w, uns
   }
 }
 
+/* The result array of a mean of arrays like a (nbytes left 0): floating
+** dtypes kept (native order), others as float64, a's shape and order. */
+static void mean_result(const npy_array *a, npy_array *res) {
+  dt_type t = (dt_type)a->dtype.type;
+  memset(res, 0, sizeof(*res));
+  res->dtype = dt_native(dt_kind(t) == DT_KIND_FLOAT ? t : DT_FLOAT64);
+  res->fortran_order = am_is_fortran(a);
+  res->ndim = a->ndim;
+  memcpy(res->shape, a->shape, sizeof(int64_t) * (size_t)res->ndim);
+  res->numel = a->numel;
+}
+
 static void mean_final(sqlite3_context *ctx) {
   mean_state *st = sqlite3_aggregate_context(ctx, 0);
   reply *rs = NULL;
@@ -865,13 +877,7 @@ static void mean_final(sqlite3_context *ctx) {
     const recorddict_item *fa = &f->rd.items[f->ai], *fm = &f->rd.items[f->mi];
     for (i = 0; i < f->rec.n; i++) {
       npy_array res;
-      dt_type t = (dt_type)f->arrays[i].dtype.type;
-      memset(&res, 0, sizeof(res));
-      res.dtype = dt_native(dt_kind(t) == DT_KIND_FLOAT ? t : DT_FLOAT64);
-      res.fortran_order = am_is_fortran(&f->arrays[i]);
-      res.ndim = f->arrays[i].ndim;
-      memcpy(res.shape, f->arrays[i].shape, sizeof(int64_t) * (size_t)res.ndim);
-      res.numel = f->arrays[i].numel;
+      mean_result(&f->arrays[i], &res);
       if (size_mul(res.numel, dt_size((dt_type)res.dtype.type), &res.nbytes) ||
           size_add(asize, array_result_size(f->rec.items[i].key, &res), &asize)) {
         sqlite3_result_error_toobig(ctx);
@@ -924,13 +930,7 @@ static void mean_final(sqlite3_context *ctx) {
     for (i = 0; i < f->rec.n; i++) {
       npy_array res;
       unsigned char *dst;
-      dt_type t = (dt_type)f->arrays[i].dtype.type;
-      memset(&res, 0, sizeof(res));
-      res.dtype = dt_native(dt_kind(t) == DT_KIND_FLOAT ? t : DT_FLOAT64);
-      res.fortran_order = am_is_fortran(&f->arrays[i]);
-      res.ndim = f->arrays[i].ndim;
-      memcpy(res.shape, f->arrays[i].shape, sizeof(int64_t) * (size_t)res.ndim);
-      res.numel = f->arrays[i].numel;
+      mean_result(&f->arrays[i], &res);
       res.nbytes = res.numel * dt_size((dt_type)res.dtype.type); /* checked above */
       if (!(dst = array_begin_result(&out, f->rec.items[i].key, &res))) goto result;
       for (r = 0; r < st->nrows; r++) {
