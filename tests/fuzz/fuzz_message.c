@@ -137,10 +137,25 @@ static void reencode_reversed(const message_context_t *c, buf_t *b) {
   buf_free(&sc);
 }
 
+/* Another encoding of the same Context (parsed into c2) must give the JSON
+** the original gave (or run out of memory). */
+static void same_context_json(message_context_t *c2, const buf_t *bytes, const buf_t *json) {
+  codec_err err;
+  buf_t json2;
+  int rc = message_context_parse(c2, buf_at(bytes, 0), bytes->n, &err);
+  FUZZ_CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
+  if (rc == CODEC_OK) {
+    buf_init(&json2, UINT64_MAX);
+    message_context_json(&json2, c2);
+    FUZZ_CHECK(same_buf(json, &json2));
+    buf_free(&json2);
+  }
+}
+
 static void check_context(const uint8_t *d, size_t size) {
   message_context_t c, c2;
   codec_err err;
-  buf_t json, json2, out, two;
+  buf_t json, out, two;
   codec_span state;
   int rc, i;
   message_context_init(&c);
@@ -177,28 +192,10 @@ static void check_context(const uint8_t *d, size_t size) {
   buf_free(&out);
   /* entries in another order: the same JSON */
   reencode_reversed(&c, &out);
-  if (out.rc == CODEC_OK) {
-    rc = message_context_parse(&c2, buf_at(&out, 0), out.n, &err);
-    FUZZ_CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
-    if (rc == CODEC_OK) {
-      buf_init(&json2, UINT64_MAX);
-      message_context_json(&json2, &c2);
-      FUZZ_CHECK(same_buf(&json, &json2));
-      buf_free(&json2);
-    }
-  }
+  if (out.rc == CODEC_OK) same_context_json(&c2, &out, &json);
   buf_free(&out);
   /* every field merged with itself, every key twice: the same JSON */
-  if (doubled(d, size, &two) == CODEC_OK) {
-    rc = message_context_parse(&c2, buf_at(&two, 0), two.n, &err);
-    FUZZ_CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
-    if (rc == CODEC_OK) {
-      buf_init(&json2, UINT64_MAX);
-      message_context_json(&json2, &c2);
-      FUZZ_CHECK(same_buf(&json, &json2));
-      buf_free(&json2);
-    }
-  }
+  if (doubled(d, size, &two) == CODEC_OK) same_context_json(&c2, &two, &json);
   buf_free(&two);
   buf_free(&json);
   message_context_clear(&c2);
