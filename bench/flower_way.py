@@ -159,8 +159,14 @@ def fedavg(con):
     """FedAvg of the `updates` table on an open sqlite3 connection, the way
     Flower does it; returns the ArrayRecord bytes."""
     total = con.execute("SELECT sum(n) FROM updates").fetchone()[0]
+    return _serialize(_aggregate_arrayrecords(_records(con), total))
+
+
+def _aggregate_arrayrecords(rows, total):
+    """aggregate_arrayrecords: each (items, n) row's arrays, np.load-ed and
+    weighted by n / total, summed in row order."""
     aggregated = {}
-    for items, n in _records(con):
+    for items, n in rows:
         weight = n / total
         for key, data in items:
             value = np.load(io.BytesIO(data), allow_pickle=False)
@@ -168,7 +174,7 @@ def fedavg(con):
                 aggregated[key] = value * weight
             else:
                 aggregated[key] += value * weight
-    return _serialize(aggregated)
+    return aggregated
 
 
 # --- Krum / MultiKrum and Bulyan (flwr/serverapp/strategy/multikrum.py, bulyan.py) ---
@@ -200,16 +206,7 @@ def krum(con, f, k, table="updates"):
     """MultiKrum.aggregate_train's arrays: selection, then aggregate_arrayrecords."""
     selected = _select_multikrum(_table(con, table), f, k)
     total = sum(n for _, n in selected)
-    aggregated = {}
-    for items, n in selected:
-        weight = n / total
-        for key, data in items:
-            value = np.load(io.BytesIO(data), allow_pickle=False)
-            if key not in aggregated:
-                aggregated[key] = value * weight
-            else:
-                aggregated[key] += value * weight
-    return _serialize(aggregated)
+    return _serialize(_aggregate_arrayrecords(selected, total))
 
 
 def bulyan(con, f, table="updates"):

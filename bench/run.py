@@ -56,7 +56,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from arlib import load_npy, npy_bytes, record_bytes  # noqa: E402
+from arlib import _field as pb_ld, load_npy, npy_bytes, record_bytes, varint  # noqa: E402
 import flower_way  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
@@ -538,18 +538,6 @@ def bench_metadata(tmp, quick):
     db.close()
 
 
-def _pb_varint(v):
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
-
-
-def _pb_len(field, body):
-    return _pb_varint(field << 3 | 2) + _pb_varint(len(body)) + body
-
-
 def bench_recorddict_metadata(tmp, quick):
     """record_dict and rd_value over RecordDicts (a reply's content: a ~1 MB
     ArrayRecord and a MetricRecord), against the no-op over the same column."""
@@ -557,10 +545,10 @@ def bench_recorddict_metadata(tmp, quick):
     arrays, per = 10, 25_000
     rng = np.random.default_rng(4)
     rec = record_bytes([(f"block{i}.weight", rng.standard_normal(per, dtype=np.float32)) for i in range(arrays)])
-    metrics = (_pb_len(1, _pb_len(1, b"num-examples") + _pb_len(2, b"\x10" + _pb_varint(2 * 1280)))
-               + _pb_len(1, _pb_len(1, b"loss") + _pb_len(2, b"\x09" + struct.pack("<d", 0.5))))
-    content = (_pb_len(1, _pb_len(1, b"arrays") + _pb_len(2, rec))
-               + _pb_len(1, _pb_len(1, b"metrics") + _pb_len(3, metrics)))
+    metrics = (pb_ld(1, pb_ld(1, b"num-examples") + pb_ld(2, b"\x10" + varint(2 * 1280)))
+               + pb_ld(1, pb_ld(1, b"loss") + pb_ld(2, b"\x09" + struct.pack("<d", 0.5))))
+    content = (pb_ld(1, pb_ld(1, b"arrays") + pb_ld(2, rec))
+               + pb_ld(1, pb_ld(1, b"metrics") + pb_ld(3, metrics)))
     path = os.path.join(tmp, "rdmeta.db")
     con = sqlite3.connect(path)
     con.execute("PRAGMA page_size = 65536")
@@ -674,21 +662,10 @@ def bench_object_id(quick):
     bench_rd_object_id(rec)
 
 
-def _pb_ld(field, payload):
-    """A length-delimited protobuf field (field numbers < 16)."""
-    n, size = len(payload), bytearray()
-    while True:
-        size.append((n & 0x7F) | (0x80 if n >> 7 else 0))
-        n >>= 7
-        if not n:
-            break
-    return bytes([field << 3 | 2]) + bytes(size) + payload
-
-
 def bench_rd_object_id(rec):
     # A train reply's content: the record as its ArrayRecord, a MetricRecord.
-    metrics = _pb_ld(1, _pb_ld(1, b"num-examples") + _pb_ld(2, bytes([0x10, 20])))
-    rd = _pb_ld(1, _pb_ld(1, b"arrays") + _pb_ld(2, rec)) + _pb_ld(1, _pb_ld(1, b"metrics") + _pb_ld(3, metrics))
+    metrics = pb_ld(1, pb_ld(1, b"num-examples") + pb_ld(2, bytes([0x10, 20])))
+    rd = pb_ld(1, pb_ld(1, b"arrays") + pb_ld(2, rec)) + pb_ld(1, pb_ld(1, b"metrics") + pb_ld(3, metrics))
     print(f"== Object ids: rd_object_id of a RecordDict holding that record ({len(rd) / 1e6:.0f} MB) against hashlib.sha256")
     note("""rd_object_id(?1): the record's tree as above, then the MetricRecord and RecordDict objects
             (Flower's RecordDict.object_id); hashlib.sha256 over the RecordDict's bytes. Best of 7, in turns.""")
