@@ -12,12 +12,7 @@
 #include "unit.h"
 
 static uint64_t xs_rng = 0x9E3779B97F4A7C15ull;
-static uint64_t xs_next(void) {
-  xs_rng ^= xs_rng >> 12;
-  xs_rng ^= xs_rng << 25;
-  xs_rng ^= xs_rng >> 27;
-  return xs_rng * 2685821657736338717ull;
-}
+static uint64_t xs_next(void) { return unit_xorshift(&xs_rng); }
 
 /* A double of random sign, mantissa and exponent in [lo, hi]. */
 static double xs_random(int lo, int hi) {

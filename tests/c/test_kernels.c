@@ -13,12 +13,7 @@
 
 /* A deterministic generator (xorshift64*), so failures reproduce. */
 static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rng_next(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 2685821657736338717ull;
-}
+static uint64_t rng_next(void) { return unit_xorshift(&rng_state); }
 static double rng_unit(void) { return (double)(rng_next() >> 11) * 0x1p-53; }
 
 static int same_double(double a, double b) { return (a != a && b != b) || memcmp(&a, &b, 8) == 0; }

@@ -58,4 +58,13 @@ unsigned char *unit_read_file(const char *rel, uint64_t *len);
     return;             \
   } while (0)
 
+/* A deterministic generator (xorshift64*) over the caller's state, so
+** failures reproduce. */
+static inline uint64_t unit_xorshift(uint64_t *state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 2685821657736338717ull;
+}
+
 #endif
