@@ -26,6 +26,7 @@ again into a bytes object when read), the encoder writes the record in one
 join (protobuf copies each payload into the message, then out). The stand-in
 therefore errs in Flower's favour.
 """
+
 import io
 import os
 import sys
@@ -33,7 +34,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python"))
-from arlib import varint as varint_bytes, read_varint as _varint  # noqa: E402
+from arlib import read_varint as _varint
+from arlib import varint as varint_bytes  # noqa: E402
 
 try:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -43,6 +45,7 @@ except ImportError:  # the stand-in below
 
 # --- the protobuf runtime, on Flower's schema ------------------------------------
 
+
 def _protobuf_classes():
     """(ArrayRecord, ArrayRecord.Item, Array) message classes of
     flwr/proto/recorddict.proto, or None without the protobuf runtime."""
@@ -51,22 +54,27 @@ def _protobuf_classes():
     F = descriptor_pb2.FieldDescriptorProto
     fdp = descriptor_pb2.FileDescriptorProto(name="bench_recorddict.proto", package="bench", syntax="proto3")
     arr = fdp.message_type.add(name="Array")
-    for name, num, typ, label in (("dtype", 1, F.TYPE_STRING, F.LABEL_OPTIONAL),
-                                  ("shape", 2, F.TYPE_INT32, F.LABEL_REPEATED),
-                                  ("stype", 3, F.TYPE_STRING, F.LABEL_OPTIONAL),
-                                  ("data", 4, F.TYPE_BYTES, F.LABEL_OPTIONAL)):
+    for name, num, typ, label in (
+        ("dtype", 1, F.TYPE_STRING, F.LABEL_OPTIONAL),
+        ("shape", 2, F.TYPE_INT32, F.LABEL_REPEATED),
+        ("stype", 3, F.TYPE_STRING, F.LABEL_OPTIONAL),
+        ("data", 4, F.TYPE_BYTES, F.LABEL_OPTIONAL),
+    ):
         arr.field.add(name=name, number=num, type=typ, label=label)
     rec = fdp.message_type.add(name="ArrayRecord")
     item = rec.nested_type.add(name="Item")
     item.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
     item.field.add(name="value", number=2, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".bench.Array")
-    rec.field.add(name="items", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED,
-                  type_name=".bench.ArrayRecord.Item")
+    rec.field.add(
+        name="items", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".bench.ArrayRecord.Item"
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fdp)
     factory = message_factory.MessageFactory(pool)
     get = getattr(factory, "GetPrototype", None) or message_factory.GetMessageClass
-    return tuple(get(pool.FindMessageTypeByName(n)) for n in ("bench.ArrayRecord", "bench.ArrayRecord.Item", "bench.Array"))
+    return tuple(
+        get(pool.FindMessageTypeByName(n)) for n in ("bench.ArrayRecord", "bench.ArrayRecord.Item", "bench.Array")
+    )
 
 
 _PB = _protobuf_classes()
@@ -77,10 +85,12 @@ def runtime():
     if _PB is None:
         return "a stand-in parser/encoder (install python3-protobuf for the real runtime)"
     from google.protobuf.internal import api_implementation
+
     return f"protobuf {api_implementation.Type()} runtime"
 
 
 # --- the stand-in ------------------------------------------------------------------
+
 
 def _parse_standin(blob):
     """ArrayRecord -> [(key, dtype, shape, stype, data)], copying each data
@@ -94,13 +104,13 @@ def _parse_standin(blob):
             tag, pos = _varint(blob, pos)
             m, pos = _varint(blob, pos)
             if tag >> 3 == 1:
-                key = bytes(mv[pos:pos + m]).decode()
+                key = bytes(mv[pos : pos + m]).decode()
             else:  # the Array message
                 aend, q = pos + m, pos
                 while q < aend:
                     atag, q = _varint(blob, q)
                     k, q = _varint(blob, q)
-                    fields[atag >> 3] = bytes(mv[q:q + k])
+                    fields[atag >> 3] = bytes(mv[q : q + k])
                     q += k
             pos += m
         items.append((key, fields.get(4, b"")))
@@ -130,6 +140,7 @@ def _encode_standin(arrays):
 
 # --- Flower's way --------------------------------------------------------------------
 
+
 def _records(con):
     """Each row's (key, npy bytes) list, parsed as Flower's serde would."""
     for blob, n in con.execute("SELECT rec, n FROM updates"):
@@ -151,8 +162,9 @@ def _serialize(aggregated):
     if _PB is None:
         return _encode_standin(arrays)
     ArrayRecord, Item, Array = _PB
-    return ArrayRecord(items=[Item(key=k, value=Array(dtype=d, shape=s, stype=t, data=b))
-                              for k, d, s, t, b in arrays]).SerializeToString()
+    return ArrayRecord(
+        items=[Item(key=k, value=Array(dtype=d, shape=s, stype=t, data=b)) for k, d, s, t, b in arrays]
+    ).SerializeToString()
 
 
 def fedavg(con):
@@ -179,10 +191,13 @@ def _aggregate_arrayrecords(rows, total):
 
 # --- Krum / MultiKrum and Bulyan (flwr/serverapp/strategy/multikrum.py, bulyan.py) ---
 
+
 def _table(con, table):
     rows = []
     for blob, n in con.execute(f"SELECT rec, n FROM {table}"):
-        items = _parse_standin(blob) if _PB is None else [(it.key, it.value.data) for it in _PB[0].FromString(blob).items]
+        items = (
+            _parse_standin(blob) if _PB is None else [(it.key, it.value.data) for it in _PB[0].FromString(blob).items]
+        )
         rows.append((items, n))
     return rows
 
@@ -197,7 +212,7 @@ def _select_multikrum(rows, f, k):
     norms = np.square(flat_w).sum(axis=1)
     distance_matrix = norms[:, None] + norms[None, :] - 2 * flat_w @ flat_w.T
     num_closest = max(1, len(rows) - f - 2)
-    closest = [np.argsort(d)[1:num_closest + 1].tolist() for d in distance_matrix]
+    closest = [np.argsort(d)[1 : num_closest + 1].tolist() for d in distance_matrix]
     scores = [np.sum(distance_matrix[i, closest[i]]) for i in range(len(distance_matrix))]
     return [rows[i] for i in np.argsort(scores)[:k]]
 

@@ -37,6 +37,7 @@ under /tmp that is removed at the end.
 
   /usr/bin/python3 bench/run.py [--quick]    (--quick: ~10x smaller data)
 """
+
 import argparse
 import ctypes
 import ctypes.util
@@ -56,8 +57,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from arlib import _field as pb_ld, load_npy, npy_bytes, record_bytes, varint  # noqa: E402
 import flower_way  # noqa: E402
+from arlib import _field as pb_ld  # noqa: E402
+from arlib import load_npy, npy_bytes, record_bytes, varint  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
 EXT = os.path.join(BUILD, "arrayrecord")
@@ -75,14 +77,17 @@ SUMMARY = []
 lib = ctypes.CDLL(ctypes.util.find_library("sqlite3"))
 vp, cp, ip = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
 for name, res, args in [
-    ("sqlite3_open", ip, [cp, ctypes.POINTER(vp)]), ("sqlite3_close", ip, [vp]),
+    ("sqlite3_open", ip, [cp, ctypes.POINTER(vp)]),
+    ("sqlite3_close", ip, [vp]),
     ("sqlite3_enable_load_extension", ip, [vp, ip]),
     ("sqlite3_load_extension", ip, [vp, cp, cp, ctypes.POINTER(cp)]),
     ("sqlite3_errmsg", cp, [vp]),
     ("sqlite3_prepare_v2", ip, [vp, cp, ip, ctypes.POINTER(vp), vp]),
     ("sqlite3_bind_blob64", ip, [vp, ip, vp, ctypes.c_uint64, vp]),
-    ("sqlite3_step", ip, [vp]), ("sqlite3_finalize", ip, [vp]),
-    ("sqlite3_column_type", ip, [vp, ip]), ("sqlite3_column_bytes", ip, [vp, ip]),
+    ("sqlite3_step", ip, [vp]),
+    ("sqlite3_finalize", ip, [vp]),
+    ("sqlite3_column_type", ip, [vp, ip]),
+    ("sqlite3_column_bytes", ip, [vp, ip]),
     ("sqlite3_column_blob", vp, [vp, ip]),
     ("sqlite3_column_double", ctypes.c_double, [vp, ip]),
 ]:
@@ -181,6 +186,7 @@ def note(text):
 
 # --- the benchmarks -------------------------------------------------------------
 
+
 def bench_fedavg(tmp, quick, bw_warm, bw_fresh):
     rows, cols = (1024, 256) if quick else (4096, 1024)
     layers = 6
@@ -213,12 +219,15 @@ def bench_fedavg(tmp, quick, bw_warm, bw_fresh):
     flower_con = sqlite3.connect(path)
     for p in PRAGMAS:
         flower_con.execute(p)
-    t_sql, t_py_sql, t_flower, t_noop = in_turns([
-        lambda: db.run("SELECT ar_mean(rec, n) FROM updates"),
-        lambda: pycon.execute("SELECT ar_mean(rec, n) FROM updates").fetchone()[0],
-        lambda: flower_way.fedavg(flower_con),
-        lambda: db.run("SELECT sum(noop(rec)) FROM updates"),
-    ], 3)
+    t_sql, t_py_sql, t_flower, t_noop = in_turns(
+        [
+            lambda: db.run("SELECT ar_mean(rec, n) FROM updates"),
+            lambda: pycon.execute("SELECT ar_mean(rec, n) FROM updates").fetchone()[0],
+            lambda: flower_way.fedavg(flower_con),
+            lambda: db.run("SELECT sum(noop(rec)) FROM updates"),
+        ],
+        3,
+    )
     ours = pycon.execute("SELECT ar_mean(rec, n) FROM updates").fetchone()[0]
     theirs = flower_way.fedavg(flower_con)
     agree = pycon.execute("SELECT ar_allclose(?, ?, 1e-5, 1e-6)", (ours, theirs)).fetchone()[0]
@@ -226,23 +235,37 @@ def bench_fedavg(tmp, quick, bw_warm, bw_fresh):
     pycon.close()
     flower_con.close()
     gbps = nbytes / t_sql / 1e9
-    print(f"  {'SELECT ar_mean(rec, n) FROM updates  (C API: step, column_blob, finalize)':<76}"
-          f"{t_sql:6.3f} s  {gbps:5.2f} GB/s")
+    print(
+        f"  {'SELECT ar_mean(rec, n) FROM updates  (C API: step, column_blob, finalize)':<76}"
+        f"{t_sql:6.3f} s  {gbps:5.2f} GB/s"
+    )
     print(f"  {'the same through Python sqlite3 (+ the result copied into a bytes object)':<76}{t_py_sql:6.3f} s")
-    print(f"  {'Flower way: rows fetched, parsed, np.load, value * w, np.save, serialized':<76}{t_flower:6.3f} s"
-          f"  (agree: {'yes' if agree else 'NO'})")
-    print(f"  {'SQLite alone reading the BLOBs: SELECT sum(noop(rec)) FROM updates':<76}{t_noop:6.3f} s"
-          f"  {nbytes / t_noop / 1e9:5.2f} GB/s")
+    print(
+        f"  {'Flower way: rows fetched, parsed, np.load, value * w, np.save, serialized':<76}{t_flower:6.3f} s"
+        f"  (agree: {'yes' if agree else 'NO'})"
+    )
+    print(
+        f"  {'SQLite alone reading the BLOBs: SELECT sum(noop(rec)) FROM updates':<76}{t_noop:6.3f} s"
+        f"  {nbytes / t_noop / 1e9:5.2f} GB/s"
+    )
     note(f"""Flower way parses with {flower_way.runtime()}.
              ar_mean's time includes SQLite's own work: reading the BLOBs (the line above; SQLite copies
              each BLOB out of its pages) and deep-copying the {mb:.0f} MB result into the output row
              (its VM copies every aggregate's result; into fresh memory that alone takes about
              {mb * 1e6 / bw_fresh / 1e9:.3f} s here, see memcpy into a fresh destination).""")
     report("FedAvg: speed-up over Flower's way (C API)", f"{t_flower / t_sql:.1f}x", ">= 10x", t_flower / t_sql >= 10)
-    report("FedAvg: speed-up over Flower's way (Python sqlite3)", f"{t_flower / t_py_sql:.1f}x", ">= 10x",
-           t_flower / t_py_sql >= 10)
-    report("FedAvg: bytes read per second / memcpy (warm destination)", f"{gbps / bw_warm:.0%}", ">= 40%",
-           gbps / bw_warm >= 0.4)
+    report(
+        "FedAvg: speed-up over Flower's way (Python sqlite3)",
+        f"{t_flower / t_py_sql:.1f}x",
+        ">= 10x",
+        t_flower / t_py_sql >= 10,
+    )
+    report(
+        "FedAvg: bytes read per second / memcpy (warm destination)",
+        f"{gbps / bw_warm:.0%}",
+        ">= 40%",
+        gbps / bw_warm >= 0.4,
+    )
 
 
 def bench_fedavg_floor(tmp, quick):
@@ -252,15 +275,17 @@ def bench_fedavg_floor(tmp, quick):
     layers, clients, repeat = 6, 10, 7
     rng = np.random.default_rng(5)
     recs = []
-    for c in range(clients):
+    for _c in range(clients):
         items = []
         for i in range(layers):
             items.append((f"layer{i}.weight", rng.standard_normal((rows, cols), dtype=np.float32)))
             items.append((f"layer{i}.bias", rng.standard_normal(cols, dtype=np.float32)))
         recs.append(record_bytes(items))
     mb = len(recs[0]) / 1e6
-    print(f"== FedAvg against SQLite's floor: {clients} records of {mb:.1f} MB float32 "
-          f"({layers} arrays of {rows * cols} elements each)")
+    print(
+        f"== FedAvg against SQLite's floor: {clients} records of {mb:.1f} MB float32 "
+        f"({layers} arrays of {rows * cols} elements each)"
+    )
     note(f"""floor: SELECT sum(length(substr(rec, 1, 1))) FROM updates (SQLite loads each BLOB, nothing more).
              ar_mean with ar_threads(1) and ar_threads(2), in turns with the floor; best and median of {repeat}.""")
     path = os.path.join(tmp, "floor.db")
@@ -278,11 +303,16 @@ def bench_fedavg_floor(tmp, quick):
     del recs
     before = int(mem.run("SELECT ar_threads()"))
     for label, db in (("in memory", mem), ("file, 64 KiB pages", Db(path))):
+
         def mean(n, db=db):
             db.run(f"SELECT ar_threads({n})")
             db.run("SELECT ar_mean(rec, n) FROM updates")
-        fns = [lambda db=db: db.run("SELECT sum(length(substr(rec, 1, 1))) FROM updates"),
-               lambda: mean(1), lambda: mean(2)]
+
+        fns = [
+            lambda db=db: db.run("SELECT sum(length(substr(rec, 1, 1))) FROM updates"),
+            lambda: mean(1),
+            lambda: mean(2),
+        ]
         for f in fns:
             f()
         times = [[] for _ in fns]
@@ -293,13 +323,20 @@ def bench_fedavg_floor(tmp, quick):
                 times[i].append(time.perf_counter() - t)
         best = [min(t) for t in times]
         med = [sorted(t)[len(t) // 2] for t in times]
-        print(f"  {label}: floor {best[0] * 1e3:6.1f} ms (median {med[0] * 1e3:6.1f});"
-              f" ar_mean 1 thread {best[1] * 1e3:6.1f} ms (median {med[1] * 1e3:6.1f}),"
-              f" 2 threads {best[2] * 1e3:6.1f} ms (median {med[2] * 1e3:6.1f})")
+        print(
+            f"  {label}: floor {best[0] * 1e3:6.1f} ms (median {med[0] * 1e3:6.1f});"
+            f" ar_mean 1 thread {best[1] * 1e3:6.1f} ms (median {med[1] * 1e3:6.1f}),"
+            f" 2 threads {best[2] * 1e3:6.1f} ms (median {med[2] * 1e3:6.1f})"
+        )
         for n in (1, 2):
             r, rm = best[n] / best[0], med[n] / med[0]
-            report(f"FedAvg / floor, {label}, {n} thread{'s' if n > 1 else ''} (median {rm:.2f}x)", f"{r:.2f}x",
-                   "<= 2x", r <= 2, f"FedAvg time / SQLite floor, {label}, {n} thread{'s' if n > 1 else ''}")
+            report(
+                f"FedAvg / floor, {label}, {n} thread{'s' if n > 1 else ''} (median {rm:.2f}x)",
+                f"{r:.2f}x",
+                "<= 2x",
+                r <= 2,
+                f"FedAvg time / SQLite floor, {label}, {n} thread{'s' if n > 1 else ''}",
+            )
         db.run(f"SELECT ar_threads({before})")
         db.close()
 
@@ -319,8 +356,10 @@ def bench_robust(tmp, quick):
         if c in (3, 11):
             x = x + np.float32(5)  # two attackers
         half = numel // 2
-        con.execute("INSERT INTO robust(rec, n) VALUES (?, ?)",
-                    (record_bytes([("fc.weight", x[:half].reshape(-1, 250)), ("fc.bias", x[half:])]), 10 + c))
+        con.execute(
+            "INSERT INTO robust(rec, n) VALUES (?, ?)",
+            (record_bytes([("fc.weight", x[:half].reshape(-1, 250)), ("fc.bias", x[half:])]), 10 + c),
+        )
     con.commit()
     con.close()
     del base
@@ -333,34 +372,54 @@ def bench_robust(tmp, quick):
     flower_con = sqlite3.connect(path)
     for p in PRAGMAS:
         flower_con.execute(p)
-    t_krum, t_fkrum, t_bul, t_fbul = in_turns([
-        lambda: db.run("SELECT ar_krum(rec, n, 2, 3) FROM robust"),
-        lambda: flower_way.krum(flower_con, 2, 3, "robust"),
-        lambda: db.run("SELECT ar_bulyan(rec, 2) FROM robust"),
-        lambda: flower_way.bulyan(flower_con, 2, "robust"),
-    ], 2)
+    t_krum, t_fkrum, t_bul, t_fbul = in_turns(
+        [
+            lambda: db.run("SELECT ar_krum(rec, n, 2, 3) FROM robust"),
+            lambda: flower_way.krum(flower_con, 2, 3, "robust"),
+            lambda: db.run("SELECT ar_bulyan(rec, 2) FROM robust"),
+            lambda: flower_way.bulyan(flower_con, 2, "robust"),
+        ],
+        2,
+    )
     pycon = python_connection(path)
-    agree_k = pycon.execute("SELECT ar_allclose(ar_krum(rec, n, 2, 3), ?, 1e-6, 1e-7) FROM robust",
-                            (flower_way.krum(flower_con, 2, 3, "robust"),)).fetchone()[0]
-    agree_b = pycon.execute("SELECT ar_allclose(ar_bulyan(rec, 2), ?, 1e-6, 1e-7) FROM robust",
-                            (flower_way.bulyan(flower_con, 2, "robust"),)).fetchone()[0]
+    agree_k = pycon.execute(
+        "SELECT ar_allclose(ar_krum(rec, n, 2, 3), ?, 1e-6, 1e-7) FROM robust",
+        (flower_way.krum(flower_con, 2, 3, "robust"),),
+    ).fetchone()[0]
+    agree_b = pycon.execute(
+        "SELECT ar_allclose(ar_bulyan(rec, 2), ?, 1e-6, 1e-7) FROM robust",
+        (flower_way.bulyan(flower_con, 2, "robust"),),
+    ).fetchone()[0]
     if not agree_b:  # ties at the beta boundary: np.argpartition breaks them in its own order
         ours = pycon.execute("SELECT ar_bulyan(rec, 2) FROM robust").fetchone()[0]
         theirs = flower_way.bulyan(flower_con, 2, "robust")
-        n_diff = sum(int(np.count_nonzero(~np.isclose(load_npy(pycon.execute("SELECT ar_get(?, ?)", (ours, k)).fetchone()[0]),
-                                                       load_npy(pycon.execute("SELECT ar_get(?, ?)", (theirs, k)).fetchone()[0]),
-                                                       rtol=1e-6, atol=1e-7)))
-                     for (k,) in pycon.execute("SELECT value FROM json_each(ar_keys(?))", (ours,)))
+        n_diff = sum(
+            int(
+                np.count_nonzero(
+                    ~np.isclose(
+                        load_npy(pycon.execute("SELECT ar_get(?, ?)", (ours, k)).fetchone()[0]),
+                        load_npy(pycon.execute("SELECT ar_get(?, ?)", (theirs, k)).fetchone()[0]),
+                        rtol=1e-6,
+                        atol=1e-7,
+                    )
+                )
+            )
+            for (k,) in pycon.execute("SELECT value FROM json_each(ar_keys(?))", (ours,))
+        )
         agree_b = f"all but {n_diff} of {numel} elements: ar_bulyan and np.argpartition break ties for the beta-th closest value differently"
     pycon.close()
     db.close()
     flower_con.close()
     print(f"  {'SELECT ar_krum(rec, n, 2, 3) FROM robust':<76}{t_krum:6.3f} s")
-    print(f"  {'Flower way: MultiKrum (select_multikrum + aggregate_arrayrecords)':<76}{t_fkrum:6.3f} s"
-          f"  (agree: {'yes' if agree_k else 'NO'})")
+    print(
+        f"  {'Flower way: MultiKrum (select_multikrum + aggregate_arrayrecords)':<76}{t_fkrum:6.3f} s"
+        f"  (agree: {'yes' if agree_k else 'NO'})"
+    )
     print(f"  {'SELECT ar_bulyan(rec, 2) FROM robust':<76}{t_bul:6.3f} s")
-    print(f"  {'Flower way: Bulyan.aggregate_train (arrays)':<76}{t_fbul:6.3f} s"
-          f"  (agree: {'yes' if agree_b is True or agree_b == 1 else agree_b})")
+    print(
+        f"  {'Flower way: Bulyan.aggregate_train (arrays)':<76}{t_fbul:6.3f} s"
+        f"  (agree: {'yes' if agree_b is True or agree_b == 1 else agree_b})"
+    )
     report("Krum: speed-up over Flower's way", f"{t_fkrum / t_krum:.1f}x", ">= 3x", t_fkrum / t_krum >= 3)
     report("Bulyan: speed-up over Flower's way", f"{t_fbul / t_bul:.1f}x", ">= 3x", t_fbul / t_bul >= 3)
 
@@ -370,15 +429,18 @@ def bench_server_step(quick):
     numel = (100_000_000 if not quick else 10_000_000) // 4
     rng = np.random.default_rng(5)
     half = numel // 2
+
     def rec(x):
         return record_bytes([("fc.weight", x[:half].reshape(-1, 500)), ("fc.bias", x[half:])])
+
     x = rng.standard_normal(numel, dtype=np.float32)
     agg = x + np.float32(0.01) * rng.standard_normal(numel, dtype=np.float32)
     m = np.float32(0.001) * rng.standard_normal(numel, dtype=np.float32)
     v = np.abs(np.float32(0.001) * rng.standard_normal(numel, dtype=np.float32))
     pycon = python_connection(":memory:")
-    state = pycon.execute("SELECT rd('arrays', 'array', ?, 'm_t', 'array', ?, 'v_t', 'array', ?)",
-                          (rec(x), rec(m), rec(v))).fetchone()[0]
+    state = pycon.execute(
+        "SELECT rd('arrays', 'array', ?, 'm_t', 'array', ?, 'v_t', 'array', ?)", (rec(x), rec(m), rec(v))
+    ).fetchone()[0]
     agg_rec = rec(agg)
     # NumPy works on views of the record's payloads, as Flower's Array.numpy() gives them
     sx, sm, sv, sa = ({"fc.weight": a[:half].reshape(-1, 500), "fc.bias": a[half:]} for a in (x, m, v, agg))
@@ -397,12 +459,16 @@ def bench_server_step(quick):
             Flower's way: fedopt.py's and fedadam.py's NumPy lines on views of the same payloads
             (no parsing or serialization counted). Best of 3, in turns.""")
     db = Db(":memory:")
-    t_sql, t_np = in_turns([
-        lambda: db.run("SELECT length(ar_server_step('fedadam', ?1, ?2, 2))", state, agg_rec),
-        flower,
-    ], 3)
-    got = pycon.execute("SELECT ar_get(rd_array_record(ar_server_step('fedadam', ?, ?, 2), 'arrays'), 'fc.bias')",
-                        (state, agg_rec)).fetchone()[0]
+    t_sql, t_np = in_turns(
+        [
+            lambda: db.run("SELECT length(ar_server_step('fedadam', ?1, ?2, 2))", state, agg_rec),
+            flower,
+        ],
+        3,
+    )
+    got = pycon.execute(
+        "SELECT ar_get(rd_array_record(ar_server_step('fedadam', ?, ?, 2), 'arrays'), 'fc.bias')", (state, agg_rec)
+    ).fetchone()[0]
     same = np.array_equal(np.load(io.BytesIO(got)), flower()["fc.bias"])
     db.close()
     pycon.close()
@@ -417,8 +483,10 @@ def bench_window(quick):
     5, against a plain ar_mean over the same rows and SQLite's own floors."""
     rounds, numel = 100, (10_000_000 if not quick else 1_000_000) // 4
     rng = np.random.default_rng(9)
-    print(f"== Window ar_mean: {rounds} rounds of a {numel * 4 / 1e6:.0f} MB float32 model, "
-          "ROWS BETWEEN 4 PRECEDING AND CURRENT ROW")
+    print(
+        f"== Window ar_mean: {rounds} rounds of a {numel * 4 / 1e6:.0f} MB float32 model, "
+        "ROWS BETWEEN 4 PRECEDING AND CURRENT ROW"
+    )
     note("""plain: SELECT ar_mean(rec, n) FROM rounds (one result). window: the same over the frame
             (100 results of the model's size). SQLite's floors: noop_window(rec) over the same frame
             (SQLite moving the rows through its window machinery, an aggregate that keeps nothing)
@@ -432,18 +500,30 @@ def bench_window(quick):
         db.run(f"PRAGMA temp_store = {store}")
         db.run("CREATE TABLE rounds(round INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
         for r in range(rounds):
-            db.run(f"INSERT INTO rounds VALUES ({r}, ?1, {10 + r})",
-                   record_bytes([("w", rng.standard_normal(numel, dtype=np.float32))]))
-        t_plain, t_win, t_floor, t_noop = in_turns([
-            lambda: db.run(plain_sql), lambda: db.run(win_sql), lambda: db.run(floor_sql),
-            lambda: db.run("SELECT sum(noop(rec)) FROM rounds")], 3)
+            db.run(
+                f"INSERT INTO rounds VALUES ({r}, ?1, {10 + r})",
+                record_bytes([("w", rng.standard_normal(numel, dtype=np.float32))]),
+            )
+        t_plain, t_win, t_floor, t_noop = in_turns(
+            [
+                lambda: db.run(plain_sql),
+                lambda: db.run(win_sql),
+                lambda: db.run(floor_sql),
+                lambda: db.run("SELECT sum(noop(rec)) FROM rounds"),
+            ],
+            3,
+        )
         db.close()
-        print(f"  temp_store = {store}: plain ar_mean {t_plain:.3f} s, window ar_mean {t_win:.3f} s, "
-              f"noop_window {t_floor:.3f} s, sum(noop(rec)) {t_noop:.3f} s")
+        print(
+            f"  temp_store = {store}: plain ar_mean {t_plain:.3f} s, window ar_mean {t_win:.3f} s, "
+            f"noop_window {t_floor:.3f} s, sum(noop(rec)) {t_noop:.3f} s"
+        )
         r = t_win / t_plain
         report(f"window ar_mean / plain ar_mean, temp_store {store.lower()}", f"{r:.1f}x", "<= 2x", r <= 2)
-        print(f"  {'of which SQLite window machinery (noop_window - sum(noop)) / plain':<76}"
-              f"{(t_floor - t_noop) / t_plain:6.1f}x")
+        print(
+            f"  {'of which SQLite window machinery (noop_window - sum(noop)) / plain':<76}"
+            f"{(t_floor - t_noop) / t_plain:6.1f}x"
+        )
         print(f"  {'ours (window ar_mean - noop_window) / plain':<76}{(t_win - t_floor) / t_plain:6.1f}x")
 
 
@@ -500,11 +580,22 @@ def bench_array_math(quick):
         ("npy_count_nonfinite(a)", lambda: np.count_nonzero(~np.isfinite(a)), (A,)),
     ]
     for call, numpy_fn, blobs in cases:
-        expr = call.split("  [")[0].replace("(a, b)", "(?1, ?2)").replace("(a,", "(?1,").replace("(a)", "(?1)").replace("(f,", "(?1,")
+        expr = (
+            call.split("  [")[0]
+            .replace("(a, b)", "(?1, ?2)")
+            .replace("(a,", "(?1,")
+            .replace("(a)", "(?1)")
+            .replace("(f,", "(?1,")
+        )
         sql = "SELECT " + (f"length({expr})" if call.split("(")[0] in ELEMENTWISE else expr)
         t_sql, t_np = in_turns([lambda: db.run(sql, *blobs), numpy_fn], 7)
-        report(f"{call:<38} SQL {t_sql * 1e3:6.1f} ms  NumPy {t_np * 1e3:6.1f} ms", f"{t_np / t_sql:.2f}x", ">= 1x",
-               t_np / t_sql >= 1, f"NumPy time / SQL time: {call.split('  [')[0]}")
+        report(
+            f"{call:<38} SQL {t_sql * 1e3:6.1f} ms  NumPy {t_np * 1e3:6.1f} ms",
+            f"{t_np / t_sql:.2f}x",
+            ">= 1x",
+            t_np / t_sql >= 1,
+            f"NumPy time / SQL time: {call.split('  [')[0]}",
+        )
     db.close()
 
 
@@ -527,14 +618,21 @@ def bench_metadata(tmp, quick):
     db = Db(path)
     noop = "SELECT sum(noop(rec)) FROM t"
     for label, sql in [
-        ("SELECT key, dtype, shape FROM t, array_record(t.rec)",
-         "SELECT sum(length(a.key) + length(a.dtype) + length(a.shape)) FROM t, array_record(t.rec) a"),
+        (
+            "SELECT key, dtype, shape FROM t, array_record(t.rec)",
+            "SELECT sum(length(a.key) + length(a.dtype) + length(a.shape)) FROM t, array_record(t.rec) a",
+        ),
         ("ar_len(rec)", "SELECT sum(ar_len(rec)) FROM t"),
         ("ar_keys(rec)", "SELECT sum(length(ar_keys(rec))) FROM t"),
     ]:
         t, t_noop = in_turns([lambda: db.run(sql), lambda: db.run(noop)], 7)
-        report(f"{label:<52} {t * 1e3:5.1f} ms / {t_noop * 1e3:5.1f} ms", f"{t / t_noop:.2f}x", "<= 1.2x",
-               t / t_noop <= 1.2, f"metadata time / no-op: {label}")
+        report(
+            f"{label:<52} {t * 1e3:5.1f} ms / {t_noop * 1e3:5.1f} ms",
+            f"{t / t_noop:.2f}x",
+            "<= 1.2x",
+            t / t_noop <= 1.2,
+            f"metadata time / no-op: {label}",
+        )
     db.close()
 
 
@@ -545,10 +643,10 @@ def bench_recorddict_metadata(tmp, quick):
     arrays, per = 10, 25_000
     rng = np.random.default_rng(4)
     rec = record_bytes([(f"block{i}.weight", rng.standard_normal(per, dtype=np.float32)) for i in range(arrays)])
-    metrics = (pb_ld(1, pb_ld(1, b"num-examples") + pb_ld(2, b"\x10" + varint(2 * 1280)))
-               + pb_ld(1, pb_ld(1, b"loss") + pb_ld(2, b"\x09" + struct.pack("<d", 0.5))))
-    content = (pb_ld(1, pb_ld(1, b"arrays") + pb_ld(2, rec))
-               + pb_ld(1, pb_ld(1, b"metrics") + pb_ld(3, metrics)))
+    metrics = pb_ld(1, pb_ld(1, b"num-examples") + pb_ld(2, b"\x10" + varint(2 * 1280))) + pb_ld(
+        1, pb_ld(1, b"loss") + pb_ld(2, b"\x09" + struct.pack("<d", 0.5))
+    )
+    content = pb_ld(1, pb_ld(1, b"arrays") + pb_ld(2, rec)) + pb_ld(1, pb_ld(1, b"metrics") + pb_ld(3, metrics))
     path = os.path.join(tmp, "rdmeta.db")
     con = sqlite3.connect(path)
     con.execute("PRAGMA page_size = 65536")
@@ -557,18 +655,27 @@ def bench_recorddict_metadata(tmp, quick):
     con.commit()
     con.close()
     os.sync()
-    print(f"== RecordDict metadata over {nrec} RecordDicts of {len(content) / 1e6:.2f} MB (an ArrayRecord and a "
-          "MetricRecord each): time / no-op C function")
+    print(
+        f"== RecordDict metadata over {nrec} RecordDicts of {len(content) / 1e6:.2f} MB (an ArrayRecord and a "
+        "MetricRecord each): time / no-op C function"
+    )
     db = Db(path)
     noop = "SELECT sum(noop(rd)) FROM t"
     for label, sql in [
-        ("SELECT name, kind, nitems FROM t, record_dict(t.rd)",
-         "SELECT sum(length(d.name) + length(d.kind) + d.nitems) FROM t, record_dict(t.rd) d"),
+        (
+            "SELECT name, kind, nitems FROM t, record_dict(t.rd)",
+            "SELECT sum(length(d.name) + length(d.kind) + d.nitems) FROM t, record_dict(t.rd) d",
+        ),
         ("rd_value(rd, 'metrics', 'num-examples')", "SELECT sum(rd_value(rd, 'metrics', 'num-examples')) FROM t"),
     ]:
         t, t_noop = in_turns([lambda: db.run(sql), lambda: db.run(noop)], 7)
-        report(f"{label:<52} {t * 1e3:5.1f} ms / {t_noop * 1e3:5.1f} ms", f"{t / t_noop:.2f}x", "<= 1.2x",
-               t / t_noop <= 1.2, f"metadata time / no-op: {label}")
+        report(
+            f"{label:<52} {t * 1e3:5.1f} ms / {t_noop * 1e3:5.1f} ms",
+            f"{t / t_noop:.2f}x",
+            "<= 1.2x",
+            t / t_noop <= 1.2,
+            f"metadata time / no-op: {label}",
+        )
     db.close()
 
 
@@ -592,20 +699,33 @@ def bench_building(tmp, quick, bw_warm, bw_fresh):
              result, SQLite deep-copies it into the output row (into fresh memory that alone takes
              about {total / bw_fresh / 1e6:.0f} ms here). ar_set's arguments are bound. Best of 5, in turns.""")
     db = Db(path)
-    t_agg, t_set = in_turns([lambda: db.run("SELECT length(ar_agg(key, npy)) FROM arrays"),
-                             lambda: db.run("SELECT length(ar_set(?1, 'k5', ?2))", big, new)], 5)
+    t_agg, t_set = in_turns(
+        [
+            lambda: db.run("SELECT length(ar_agg(key, npy)) FROM arrays"),
+            lambda: db.run("SELECT length(ar_set(?1, 'k5', ?2))", big, new),
+        ],
+        5,
+    )
     db.close()
-    for name, label, t, n in (("ar_agg", "ar_agg(key, npy) building the record from a table", t_agg, total),
-                              ("ar_set", "ar_set(rec, key, npy) into the record (bound BLOB)", t_set, len(big))):
+    for name, label, t, n in (
+        ("ar_agg", "ar_agg(key, npy) building the record from a table", t_agg, total),
+        ("ar_set", "ar_set(rec, key, npy) into the record (bound BLOB)", t_set, len(big)),
+    ):
         gbps = n / t / 1e9
-        report(f"{label:<50} {t * 1e3:6.1f} ms {gbps:5.2f} GB/s", f"{gbps / bw_warm:.0%}", ">= 50%",
-               gbps / bw_warm >= 0.5, f"{name}: bytes per second / memcpy (warm destination)")
+        report(
+            f"{label:<50} {t * 1e3:6.1f} ms {gbps:5.2f} GB/s",
+            f"{gbps / bw_warm:.0%}",
+            ">= 50%",
+            gbps / bw_warm >= 0.5,
+            f"{name}: bytes per second / memcpy (warm destination)",
+        )
 
 
 def bench_package(quick, bw_warm, bw_fresh):
     sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
     os.environ.setdefault("AR_EXTENSION", EXT)
     import sqlite_arrayrecord as sar
+
     per = 250_000 if quick else 2_500_000  # 10 float32 arrays: ~10 or ~100 MB
     rng = np.random.default_rng(4)
     model = {f"layer{i}.weight": rng.standard_normal(per, dtype=np.float32) for i in range(10)}
@@ -621,20 +741,39 @@ def bench_package(quick, bw_warm, bw_fresh):
     con.enable_load_extension(True)
     con.load_extension(EXT)
     t_rec, t_join = in_turns([lambda: sar.to_record(model), lambda: b"".join(pieces)], 5)
-    t_view, t_head = in_turns([lambda: sar.from_record(rec, copy=False),
-                               lambda: con.execute("SELECT key, dtype, shape FROM array_record(?)", (rec,)).fetchall()], 5)
+    t_view, t_head = in_turns(
+        [
+            lambda: sar.from_record(rec, copy=False),
+            lambda: con.execute("SELECT key, dtype, shape FROM array_record(?)", (rec,)).fetchall(),
+        ],
+        5,
+    )
     con.close()
     gbps = len(rec) / t_rec / 1e9
     print(f"  {'bytes.join of the same array buffers':<64}{t_join * 1e3:8.1f} ms {len(rec) / t_join / 1e9:5.2f} GB/s")
     # The result is a new bytes object: fresh memory, whose page faults every
     # writer pays (memcpy into a fresh destination is the like-for-like figure).
-    report(f"to_record {t_rec * 1e3:6.1f} ms {gbps:5.2f} GB/s: / memcpy (warm destination)", f"{gbps / bw_warm:.0%}",
-           ">= 50%", gbps / bw_warm >= 0.5, "to_record: bytes written per second / memcpy (warm destination)")
-    report(f"to_record {t_rec * 1e3:6.1f} ms {gbps:5.2f} GB/s: / memcpy (fresh destination)", f"{gbps / bw_fresh:.0%}",
-           ">= 50%", gbps / bw_fresh >= 0.5, "to_record: bytes written per second / memcpy (fresh destination)")
-    report(f"from_record(copy=False) {t_view * 1e3:6.2f} ms / headers only {t_head * 1e3:6.2f} ms",
-           f"{t_view / t_head:.2f}x", "<= 1.2x", t_view / t_head <= 1.2,
-           "from_record(copy=False) time / array_record headers only")
+    report(
+        f"to_record {t_rec * 1e3:6.1f} ms {gbps:5.2f} GB/s: / memcpy (warm destination)",
+        f"{gbps / bw_warm:.0%}",
+        ">= 50%",
+        gbps / bw_warm >= 0.5,
+        "to_record: bytes written per second / memcpy (warm destination)",
+    )
+    report(
+        f"to_record {t_rec * 1e3:6.1f} ms {gbps:5.2f} GB/s: / memcpy (fresh destination)",
+        f"{gbps / bw_fresh:.0%}",
+        ">= 50%",
+        gbps / bw_fresh >= 0.5,
+        "to_record: bytes written per second / memcpy (fresh destination)",
+    )
+    report(
+        f"from_record(copy=False) {t_view * 1e3:6.2f} ms / headers only {t_head * 1e3:6.2f} ms",
+        f"{t_view / t_head:.2f}x",
+        "<= 1.2x",
+        t_view / t_head <= 1.2,
+        "from_record(copy=False) time / array_record headers only",
+    )
 
 
 def bench_object_id(quick):
@@ -649,15 +788,18 @@ def bench_object_id(quick):
             object (Flower's object_id hashes its serialized objects the same way). Best of 7, in turns.
             Whole chunks are hashed two at a time on SHA-NI, which is how ar_object_id can beat one stream.""")
     db = Db(":memory:")
-    t_id, t_py = in_turns([lambda: db.run("SELECT length(ar_object_id(?1))", rec),
-                           lambda: hashlib.sha256(rec).digest()], 7)
+    t_id, t_py = in_turns(
+        [lambda: db.run("SELECT length(ar_object_id(?1))", rec), lambda: hashlib.sha256(rec).digest()], 7
+    )
     db.close()
     portable, chosen, ni = subprocess.check_output([SHA256, f"{mb:.0f}"]).split()
     print(f"  {'ar_object_id(rec)':<40}{t_id * 1e3:7.1f} ms  {len(rec) / t_id / 1e9:5.2f} GB/s")
     print(f"  {'hashlib.sha256(rec)':<40}{t_py * 1e3:7.1f} ms  {len(rec) / t_py / 1e9:5.2f} GB/s")
     print(f"  {'sha256() alone, portable C':<40}{'':>10}  {float(portable):5.2f} GB/s")
-    print(f"  {'sha256() alone, ' + ('SHA-NI' if ni == b'1' else 'portable (no SHA-NI here)'):<40}{'':>10}"
-          f"  {float(chosen):5.2f} GB/s")
+    print(
+        f"  {'sha256() alone, ' + ('SHA-NI' if ni == b'1' else 'portable (no SHA-NI here)'):<40}{'':>10}"
+        f"  {float(chosen):5.2f} GB/s"
+    )
     report("ar_object_id: hashlib.sha256 time / ar_object_id time", f"{t_py / t_id:.2f}x", ">= 1x", t_py / t_id >= 1)
     bench_rd_object_id(rec)
 
@@ -666,12 +808,15 @@ def bench_rd_object_id(rec):
     # A train reply's content: the record as its ArrayRecord, a MetricRecord.
     metrics = pb_ld(1, pb_ld(1, b"num-examples") + pb_ld(2, bytes([0x10, 20])))
     rd = pb_ld(1, pb_ld(1, b"arrays") + pb_ld(2, rec)) + pb_ld(1, pb_ld(1, b"metrics") + pb_ld(3, metrics))
-    print(f"== Object ids: rd_object_id of a RecordDict holding that record ({len(rd) / 1e6:.0f} MB) against hashlib.sha256")
+    print(
+        f"== Object ids: rd_object_id of a RecordDict holding that record ({len(rd) / 1e6:.0f} MB) against hashlib.sha256"
+    )
     note("""rd_object_id(?1): the record's tree as above, then the MetricRecord and RecordDict objects
             (Flower's RecordDict.object_id); hashlib.sha256 over the RecordDict's bytes. Best of 7, in turns.""")
     db = Db(":memory:")
-    t_id, t_py = in_turns([lambda: db.run("SELECT length(rd_object_id(?1))", rd),
-                           lambda: hashlib.sha256(rd).digest()], 7)
+    t_id, t_py = in_turns(
+        [lambda: db.run("SELECT length(rd_object_id(?1))", rd), lambda: hashlib.sha256(rd).digest()], 7
+    )
     db.close()
     print(f"  {'rd_object_id(rd)':<40}{t_id * 1e3:7.1f} ms  {len(rd) / t_id / 1e9:5.2f} GB/s")
     print(f"  {'hashlib.sha256(rd)':<40}{t_py * 1e3:7.1f} ms  {len(rd) / t_py / 1e9:5.2f} GB/s")
@@ -685,14 +830,21 @@ def load():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="about 10x smaller data")
-    ap.add_argument("--only", choices=["fedavg_floor", "server_step", "object_ids", "window", "robust"],
-                    help="run this comparison alone")
+    ap.add_argument(
+        "--only",
+        choices=["fedavg_floor", "server_step", "object_ids", "window", "robust"],
+        help="run this comparison alone",
+    )
     args = ap.parse_args()
-    print(f"== {os.cpu_count()} cores, {load()} at the start"
-          + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else ""))
+    print(
+        f"== {os.cpu_count()} cores, {load()} at the start"
+        + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else "")
+    )
     warm, fresh = (float(x) for x in subprocess.check_output([MEMCPY, str(MEMCPY_MB)]).split())
-    print(f"== memcpy of {MEMCPY_MB} MB on one core: {warm:.2f} GB/s into a mapped buffer, "
-          f"{fresh:.2f} GB/s into a fresh one (page faults included)")
+    print(
+        f"== memcpy of {MEMCPY_MB} MB on one core: {warm:.2f} GB/s into a mapped buffer, "
+        f"{fresh:.2f} GB/s into a fresh one (page faults included)"
+    )
     tmp = tempfile.mkdtemp(prefix="arrayrecord-bench-", dir="/tmp")
     if args.only:
         try:

@@ -7,6 +7,7 @@ ar_get and np.load; the diff uses ar_sub and the ar_stats table.
 
     /usr/bin/python3 examples/checkpoints.py --db checkpoints.db
 """
+
 import argparse
 import os
 import sys
@@ -63,19 +64,23 @@ def main(argv=None):
         model["head.bias"] = model["head.bias"] + 0.05
         model["step"] = np.array(step, np.int64)
         save(con, f"step-{step}", step, model)
-    con.execute("INSERT OR REPLACE INTO checkpoints(name, step, rec) "
-                "SELECT 'step-300-f16', step, ar_cast(rec, 'float16') FROM checkpoints WHERE name = 'step-300'")
+    con.execute(
+        "INSERT OR REPLACE INTO checkpoints(name, step, rec) "
+        "SELECT 'step-300-f16', step, ar_cast(rec, 'float16') FROM checkpoints WHERE name = 'step-300'"
+    )
     con.commit()
 
     print("== checkpoints")
     for name, step, n, params, size in con.execute(
-            "SELECT name, step, ar_len(rec), ar_numel(rec), length(rec) FROM checkpoints ORDER BY step, name"):
+        "SELECT name, step, ar_len(rec), ar_numel(rec), length(rec) FROM checkpoints ORDER BY step, name"
+    ):
         print(f"{name:14} step {step:4}  {n} arrays  {params:5} parameters  {size:6} bytes")
 
     print("\n== arrays of step-300 (metadata only, no array data read)")
     for key, dtype, shape, nbytes in con.execute(
-            "SELECT a.key, a.dtype, a.shape, a.nbytes FROM checkpoints c, array_record(c.rec) a "
-            "WHERE c.name = 'step-300' ORDER BY a.position"):
+        "SELECT a.key, a.dtype, a.shape, a.nbytes FROM checkpoints c, array_record(c.rec) a "
+        "WHERE c.name = 'step-300' ORDER BY a.position"
+    ):
         print(f"{key:14} {dtype:8} {shape:12} {nbytes:6} bytes")
 
     print("\n== load step-300 back into NumPy")
@@ -90,7 +95,7 @@ def main(argv=None):
             FROM checkpoints a, checkpoints b, ar_stats(ar_sub(b.rec, a.rec)) s
             WHERE a.name = 'step-100' AND b.name = 'step-300'"""):
         print(f"{key:14} |diff| = {l2:8.4f}   change in [{lo:.4f}, {hi:.4f}]")
-    same, = con.execute("""SELECT ar_allclose(a.rec, ar_cast(b.rec, 'float32'), 1e-3, 1e-3)
+    (same,) = con.execute("""SELECT ar_allclose(a.rec, ar_cast(b.rec, 'float32'), 1e-3, 1e-3)
                             FROM checkpoints a, checkpoints b
                             WHERE a.name = 'step-300' AND b.name = 'step-300-f16'""").fetchone()
     print(f"\nstep-300 and its float16 copy agree within 1e-3: {'yes' if same else 'no'}")

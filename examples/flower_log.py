@@ -13,6 +13,7 @@ prints a per-round summary from the views in sql/views.sql.
     /usr/bin/python3 examples/flower_log.py --db runs.db
     /usr/bin/python3 examples/plot_rounds.py --db runs.db --out rounds.png
 """
+
 import argparse
 import json
 import os
@@ -66,7 +67,7 @@ def train(m, x, y, rng, epochs=2, lr=0.1, batch=32):
     for _ in range(epochs):
         order = rng.permutation(len(y))
         for i in range(0, len(y), batch):
-            idx = order[i:i + batch]
+            idx = order[i : i + batch]
             xb, yb = x[idx], y[idx]
             h, p = forward(m, xb)
             g = p.copy()
@@ -82,8 +83,10 @@ def train(m, x, y, rng, epochs=2, lr=0.1, batch=32):
 
 def fedavg_numpy(models, weights):
     total = float(sum(weights))
-    return {k: sum(m[k].astype(np.float64) * (w / total) for m, w in zip(models, weights)).astype(np.float32)
-            for k in models[0]}
+    return {
+        k: sum(m[k].astype(np.float64) * (w / total) for m, w in zip(models, weights)).astype(np.float32)
+        for k in models[0]
+    }
 
 
 def main(argv=None):
@@ -115,19 +118,24 @@ def main(argv=None):
 
     global_model = init_model(rng)
     loss, acc = evaluate(global_model, x_test, y_test)
-    con.execute("INSERT INTO rounds(run, round, metrics) VALUES (?, 0, ?)", (run, json.dumps({"loss": loss, "accuracy": acc})))
+    con.execute(
+        "INSERT INTO rounds(run, round, metrics) VALUES (?, 0, ?)", (run, json.dumps({"loss": loss, "accuracy": acc}))
+    )
     con.execute("INSERT INTO global_models VALUES (?, 0, ?)", (run, sar.to_record(global_model)))
 
     for rnd in range(1, args.rounds + 1):
-        con.execute("INSERT INTO rounds(run, round, started_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
-                    (run, rnd))
+        con.execute(
+            "INSERT INTO rounds(run, round, started_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))", (run, rnd)
+        )
         local_models, weights = [], []
         for name, x, y in clients:
             local = train(global_model, x, y, rng)
             l_loss, l_acc = evaluate(local, x, y)
             rec = sar.to_record(local)  # Flower ArrayRecord bytes
-            con.execute("INSERT INTO client_updates(run, round, client, num_examples, metrics, rec) VALUES (?,?,?,?,?,?)",
-                        (run, rnd, name, len(y), json.dumps({"loss": l_loss, "accuracy": l_acc}), rec))
+            con.execute(
+                "INSERT INTO client_updates(run, round, client, num_examples, metrics, rec) VALUES (?,?,?,?,?,?)",
+                (run, rnd, name, len(y), json.dumps({"loss": l_loss, "accuracy": l_acc}), rec),
+            )
             local_models.append(local)
             weights.append(len(y))
 
@@ -140,25 +148,34 @@ def main(argv=None):
         con.execute("INSERT INTO global_models VALUES (?, ?, ?)", (run, rnd, new_rec))
         global_model = new_model
         loss, acc = evaluate(global_model, x_test, y_test)
-        con.execute("UPDATE rounds SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ','now'), metrics = ? "
-                    "WHERE run = ? AND round = ?", (json.dumps({"loss": loss, "accuracy": acc}), run, rnd))
+        con.execute(
+            "UPDATE rounds SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ','now'), metrics = ? "
+            "WHERE run = ? AND round = ?",
+            (json.dumps({"loss": loss, "accuracy": acc}), run, rnd),
+        )
         con.commit()
 
     print(f"run {run} ({run_name}) in {args.db}: FedAvg in SQL matches NumPy in every round")
-    print(f"{'round':>5} {'clients':>7} {'examples':>8} {'mean |update|':>13} {'min cosine':>10} "
-          f"{'test loss':>9} {'accuracy':>8}")
-    rows = con.execute("""
+    print(
+        f"{'round':>5} {'clients':>7} {'examples':>8} {'mean |update|':>13} {'min cosine':>10} "
+        f"{'test loss':>9} {'accuracy':>8}"
+    )
+    rows = con.execute(
+        """
         SELECT r.round, f.clients, f.num_examples, s.mean_norm, s.min_cos,
                json_extract(r.metrics, '$.loss'), json_extract(r.metrics, '$.accuracy')
         FROM rounds r
         JOIN round_fedavg f USING (run, round)
         JOIN (SELECT run, round, avg(update_norm) AS mean_norm, min(cosine_to_global_update) AS min_cos
               FROM client_update_stats GROUP BY run, round) s USING (run, round)
-        WHERE r.run = ? ORDER BY r.round""", (run,)).fetchall()
+        WHERE r.run = ? ORDER BY r.round""",
+        (run,),
+    ).fetchall()
     for rnd, n_clients, examples, mean_norm, min_cos, t_loss, t_acc in rows:
         print(f"{rnd:>5} {n_clients:>7} {examples:>8} {mean_norm:>13.4f} {min_cos:>10.3f} {t_loss:>9.4f} {t_acc:>8.3f}")
-    size = con.execute("SELECT parameters, bytes FROM model_sizes WHERE run = ? ORDER BY round DESC LIMIT 1",
-                       (run,)).fetchone()
+    size = con.execute(
+        "SELECT parameters, bytes FROM model_sizes WHERE run = ? ORDER BY round DESC LIMIT 1", (run,)
+    ).fetchone()
     print(f"global model: {size[0]} parameters, {size[1]} bytes per record")
     con.close()
     return 0

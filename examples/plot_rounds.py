@@ -9,6 +9,7 @@ of the whole-model update norm. Writes a PNG.
 
     /usr/bin/python3 examples/plot_rounds.py --db runs.db --out rounds.png [--run 1]
 """
+
 import argparse
 import os
 import sys
@@ -45,14 +46,20 @@ def main(argv=None):
     name = con.execute("SELECT name FROM runs WHERE run = ?", (run,)).fetchone()[0]
 
     layers = {}
-    for key, rnd, norm in con.execute("""
+    for key, rnd, norm in con.execute(
+        """
             SELECT key, round, avg(update_norm) FROM layer_update_norms
-            WHERE run = ? GROUP BY key, round ORDER BY key, round""", (run,)):
+            WHERE run = ? GROUP BY key, round ORDER BY key, round""",
+        (run,),
+    ):
         layers.setdefault(key, ([], []))
         layers[key][0].append(rnd)
         layers[key][1].append(norm)
-    whole = con.execute("""SELECT round, avg(update_norm) FROM client_update_stats
-                           WHERE run = ? GROUP BY round ORDER BY round""", (run,)).fetchall()
+    whole = con.execute(
+        """SELECT round, avg(update_norm) FROM client_update_stats
+                           WHERE run = ? GROUP BY round ORDER BY round""",
+        (run,),
+    ).fetchall()
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     for key, (rounds, norms) in layers.items():

@@ -11,6 +11,7 @@ Writes a PNG of the per-round L2 distance between the two global models.
 
     /usr/bin/python3 examples/replay_strategies.py --out replay.png [--rounds 10] [--options '{"eta": 0.05}']
 """
+
 import argparse
 import io
 import json
@@ -62,12 +63,17 @@ def build_run(con, rounds, rng):
         con.execute("INSERT INTO rounds(run, round) VALUES (1, ?)", (r,))
         if r:
             for c, n in clients.items():
-                local = {k: (v + 0.5 * (optimum[c][k] - v) + rng.normal(0, 0.01, v.shape)).astype(np.float32)
-                         for k, v in model.items()}
-                con.execute("INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, ?, ?, ?, ?)",
-                            (r, c, n, ar(local)))
-            (rec,) = con.execute("SELECT ar_mean(rec, num_examples) FROM client_updates WHERE run = 1 AND round = ?",
-                                 (r,)).fetchone()
+                local = {
+                    k: (v + 0.5 * (optimum[c][k] - v) + rng.normal(0, 0.01, v.shape)).astype(np.float32)
+                    for k, v in model.items()
+                }
+                con.execute(
+                    "INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, ?, ?, ?, ?)",
+                    (r, c, n, ar(local)),
+                )
+            (rec,) = con.execute(
+                "SELECT ar_mean(rec, num_examples) FROM client_updates WHERE run = 1 AND round = ?", (r,)
+            ).fetchone()
             model = {k: sar_load(con, rec, k) for k in model}
         con.execute("INSERT INTO global_models VALUES (1, ?, ?)", (r, ar(model)))
     con.commit()
@@ -103,8 +109,10 @@ def main(argv=None):
 
     con = sar.connect(args.db)
     build_run(con, args.rounds, np.random.default_rng(0))
-    rows = con.execute(recipe("replay_strategies"), {"run": 1, "strategy_a": "fedavg", "strategy_b": args.strategy,
-                                                     "options_a": "{}", "options_b": args.options}).fetchall()
+    rows = con.execute(
+        recipe("replay_strategies"),
+        {"run": 1, "strategy_a": "fedavg", "strategy_b": args.strategy, "options_a": "{}", "options_b": args.options},
+    ).fetchall()
     for rnd, dist in rows:
         print(f"round {rnd:2d}: |FedAvg - {args.strategy}| = {dist:.6f}")
 

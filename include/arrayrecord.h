@@ -35,7 +35,7 @@ __declspec(dllexport)
 #elif defined(__GNUC__)
 __attribute__((visibility("default"))) /* the library's one exported symbol */
 #endif
-int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const struct sqlite3_api_routines *pApi);
+    int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const struct sqlite3_api_routines *pApi);
 
 #ifdef __cplusplus
 }

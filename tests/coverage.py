@@ -12,6 +12,7 @@ Prints a table per file, the total, and every uncovered line and branch
 ("src/codec/npy.c:123 line" / "src/codec/npy.c:130 branch 2 of 4") to BUILD_DIR/uncovered.txt.
 Exits 1 when a --min threshold is not met.
 """
+
 import collections
 import glob
 import os
@@ -46,7 +47,7 @@ def merge(build):
             count, num = fields[0].strip(), fields[1].strip()
             if num == "0":
                 if fields[2].startswith("Source:"):
-                    path = os.path.normpath(fields[2][len("Source:"):])
+                    path = os.path.normpath(fields[2][len("Source:") :])
                     source = path if path.startswith("src" + os.sep) else None
                 continue
             if not source:
@@ -84,8 +85,10 @@ def main():
         b_all = len(branches[src])
         b_hit = sum(1 for t in branches[src].values() if t)
         total = [total[0] + l_hit, total[1] + l_all, total[2] + b_hit, total[3] + b_all]
-        print("%-34s %4d/%-4d %6.1f%% %5d/%-5d %6.1f%%" % (src, l_hit, l_all, pct(l_hit, l_all), b_hit, b_all,
-                                                         pct(b_hit, b_all)))
+        print(
+            "%-34s %4d/%-4d %6.1f%% %5d/%-5d %6.1f%%"
+            % (src, l_hit, l_all, pct(l_hit, l_all), b_hit, b_all, pct(b_hit, b_all))
+        )
         for ln in sorted(n for n, c in lines[src].items() if c == 0):
             uncovered.append("%s:%d line" % (src, ln))
         per_line = collections.Counter(ln for ln, _ in branches[src])
@@ -99,8 +102,10 @@ def main():
         f.write("\n".join(uncovered) + "\n")
     print("uncovered lines and branches: %s" % out)
     if lp < min_lines or bp < min_branches:
-        print("coverage below the minimum (lines %.1f%% < %.1f%% or branches %.1f%% < %.1f%%)"
-              % (lp, min_lines, bp, min_branches))
+        print(
+            "coverage below the minimum (lines %.1f%% < %.1f%% or branches %.1f%% < %.1f%%)"
+            % (lp, min_lines, bp, min_branches)
+        )
         return 1
     return 0
 

@@ -137,8 +137,10 @@ unsigned char *buf_detach(buf_t *b, uint64_t *len) {
 }
 
 void buf_free(buf_t *b) {
-  if (b->result) buf_release(b->p);
-  else codec_free(b->p);
+  if (b->result)
+    buf_release(b->p);
+  else
+    codec_free(b->p);
   b->p = NULL;
   b->n = b->cap = 0;
 }

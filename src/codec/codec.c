@@ -39,10 +39,14 @@ size_t codec_utf8_seq(const unsigned char *s, uint64_t n) {
   size_t len, k;
   uint32_t cp;
   if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    len = 4, cp = c & 0x07;
+  else
+    return 0;
   if (len > n) return 0;
   for (k = 1; k < len; k++) {
     if ((s[k] & 0xc0) != 0x80) return 0;

@@ -13,12 +13,12 @@ static const struct {
   char kind;
   unsigned char size;
 } dt_table[DT_NTYPES] = {
-    [DT_BOOL] = {"bool", 'b', 1},          [DT_INT8] = {"int8", 'i', 1},
-    [DT_INT16] = {"int16", 'i', 2},        [DT_INT32] = {"int32", 'i', 4},
-    [DT_INT64] = {"int64", 'i', 8},        [DT_UINT8] = {"uint8", 'u', 1},
-    [DT_UINT16] = {"uint16", 'u', 2},      [DT_UINT32] = {"uint32", 'u', 4},
-    [DT_UINT64] = {"uint64", 'u', 8},      [DT_FLOAT16] = {"float16", 'f', 2},
-    [DT_FLOAT32] = {"float32", 'f', 4},    [DT_FLOAT64] = {"float64", 'f', 8},
+    [DT_BOOL] = {"bool", 'b', 1},           [DT_INT8] = {"int8", 'i', 1},
+    [DT_INT16] = {"int16", 'i', 2},         [DT_INT32] = {"int32", 'i', 4},
+    [DT_INT64] = {"int64", 'i', 8},         [DT_UINT8] = {"uint8", 'u', 1},
+    [DT_UINT16] = {"uint16", 'u', 2},       [DT_UINT32] = {"uint32", 'u', 4},
+    [DT_UINT64] = {"uint64", 'u', 8},       [DT_FLOAT16] = {"float16", 'f', 2},
+    [DT_FLOAT32] = {"float32", 'f', 4},     [DT_FLOAT64] = {"float64", 'f', 8},
     [DT_COMPLEX64] = {"complex64", 'c', 8}, [DT_COMPLEX128] = {"complex128", 'c', 16},
 };
 
@@ -70,32 +70,57 @@ static const struct {
   const char *name;
   dt_type type;
 } dt_aliases[] = {
-    {"bool", DT_BOOL},         {"int8", DT_INT8},        {"int16", DT_INT16},
-    {"int32", DT_INT32},       {"int64", DT_INT64},      {"uint8", DT_UINT8},
-    {"uint16", DT_UINT16},     {"uint32", DT_UINT32},    {"uint64", DT_UINT64},
-    {"float16", DT_FLOAT16},   {"float32", DT_FLOAT32},  {"float64", DT_FLOAT64},
-    {"complex64", DT_COMPLEX64}, {"complex128", DT_COMPLEX128},
+    {"bool", DT_BOOL},
+    {"int8", DT_INT8},
+    {"int16", DT_INT16},
+    {"int32", DT_INT32},
+    {"int64", DT_INT64},
+    {"uint8", DT_UINT8},
+    {"uint16", DT_UINT16},
+    {"uint32", DT_UINT32},
+    {"uint64", DT_UINT64},
+    {"float16", DT_FLOAT16},
+    {"float32", DT_FLOAT32},
+    {"float64", DT_FLOAT64},
+    {"complex64", DT_COMPLEX64},
+    {"complex128", DT_COMPLEX128},
     /* NumPy's other spellings of the same types (C names on LP64). */
-    {"bool_", DT_BOOL},        {"byte", DT_INT8},        {"ubyte", DT_UINT8},
-    {"short", DT_INT16},       {"ushort", DT_UINT16},    {"intc", DT_INT32},
-    {"uintc", DT_UINT32},      {"int", DT_INT64},        {"uint", DT_UINT64},
-    {"longlong", DT_INT64},    {"ulonglong", DT_UINT64}, {"half", DT_FLOAT16},
-    {"single", DT_FLOAT32},    {"double", DT_FLOAT64},   {"float", DT_FLOAT64},
-    {"csingle", DT_COMPLEX64}, {"cdouble", DT_COMPLEX128}, {"complex", DT_COMPLEX128},
-    {"float_", DT_FLOAT64},    {"int_", DT_INT64},       {"complex_", DT_COMPLEX128},
-    {"intp", DT_INT64},        {"uintp", DT_UINT64},     {"long", DT_INT64},
-    {"ulong", DT_UINT64},      {"bool8", DT_BOOL},       {"int0", DT_INT64},
+    {"bool_", DT_BOOL},
+    {"byte", DT_INT8},
+    {"ubyte", DT_UINT8},
+    {"short", DT_INT16},
+    {"ushort", DT_UINT16},
+    {"intc", DT_INT32},
+    {"uintc", DT_UINT32},
+    {"int", DT_INT64},
+    {"uint", DT_UINT64},
+    {"longlong", DT_INT64},
+    {"ulonglong", DT_UINT64},
+    {"half", DT_FLOAT16},
+    {"single", DT_FLOAT32},
+    {"double", DT_FLOAT64},
+    {"float", DT_FLOAT64},
+    {"csingle", DT_COMPLEX64},
+    {"cdouble", DT_COMPLEX128},
+    {"complex", DT_COMPLEX128},
+    {"float_", DT_FLOAT64},
+    {"int_", DT_INT64},
+    {"complex_", DT_COMPLEX128},
+    {"intp", DT_INT64},
+    {"uintp", DT_UINT64},
+    {"long", DT_INT64},
+    {"ulong", DT_UINT64},
+    {"bool8", DT_BOOL},
+    {"int0", DT_INT64},
     {"uint0", DT_UINT64},
 };
 
 /* One-character type codes (np.dtype('f') etc.). */
 static int dt_from_char(char c, dt_type *t) {
   static const char codes[] = "?bBhHiIlLqQpPefdFD";
-  static const dt_type types[] = {DT_BOOL,   DT_INT8,    DT_UINT8,   DT_INT16,
-                                  DT_UINT16, DT_INT32,   DT_UINT32,  DT_INT64,
-                                  DT_UINT64, DT_INT64,   DT_UINT64,  DT_INT64,
-                                  DT_UINT64, DT_FLOAT16, DT_FLOAT32, DT_FLOAT64,
-                                  DT_COMPLEX64, DT_COMPLEX128};
+  static const dt_type types[] = {DT_BOOL,   DT_INT8,    DT_UINT8,   DT_INT16,   DT_UINT16,    DT_INT32,
+                                  DT_UINT32, DT_INT64,   DT_UINT64,  DT_INT64,   DT_UINT64,    DT_INT64,
+                                  DT_UINT64, DT_FLOAT16, DT_FLOAT32, DT_FLOAT64, DT_COMPLEX64, DT_COMPLEX128};
   const char *hit = c ? strchr(codes, c) : NULL;
   if (!hit) return 0;
   *t = types[hit - codes];
@@ -127,13 +152,12 @@ static const char *dt_unsupported_why(const char *p, size_t len) {
   int long_double = (len == 3 && ((kind == 'f' && p[1] == '1' && (p[2] == '2' || p[2] == '6')) ||
                                   (kind == 'c' && (p[1] == '2' || p[1] == '3'))));
   /* NumPy's names of the long double types (x86-64 layouts) */
-  static const char *const long_names[] = {"longdouble", "clongdouble", "longfloat", "clongfloat",
-                                            "float96", "float128", "complex192", "complex256"};
+  static const char *const long_names[] = {"longdouble", "clongdouble", "longfloat",  "clongfloat",
+                                           "float96",    "float128",    "complex192", "complex256"};
   size_t k;
   for (k = 0; k < sizeof(long_names) / sizeof(long_names[0]); k++)
     if (dt_is_name(p, len, long_names[k])) long_double = 1;
-  if (long_double || (len == 1 && (kind == 'g' || kind == 'G')))
-    return "long double has no portable layout";
+  if (long_double || (len == 1 && (kind == 'g' || kind == 'G'))) return "long double has no portable layout";
   if (dt_is_name(p, len, "object")) kind = 'O';
   if (dt_is_name(p, len, "str") || dt_is_name(p, len, "unicode") || dt_is_name(p, len, "str_")) kind = 'U';
   if (dt_is_name(p, len, "bytes") || dt_is_name(p, len, "bytes_")) kind = 'S';
@@ -315,9 +339,7 @@ void dt_load(const unsigned char *p, dt_dtype d, dt_value *v) {
       v->u = bits;
       v->re = (double)v->u;
       break;
-    default:
-      v->re = bits_to_float(bits, size);
-      break;
+    default: v->re = bits_to_float(bits, size); break;
   }
 }
 
@@ -428,24 +450,33 @@ int dt_store(unsigned char *p, dt_dtype d, const dt_value *v) {
   uint64_t bits = 0;
   switch (kind) {
     case DT_KIND_BOOL:
-      if (v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL) bits = v->i != 0;
-      else if (v->kind == DT_KIND_UINT) bits = v->u != 0;
-      else bits = v->re != 0 || v->im != 0;
+      if (v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL)
+        bits = v->i != 0;
+      else if (v->kind == DT_KIND_UINT)
+        bits = v->u != 0;
+      else
+        bits = v->re != 0 || v->im != 0;
       break;
     case DT_KIND_INT:
     case DT_KIND_UINT:
-      if (v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL) memcpy(&bits, &v->i, 8);
-      else if (v->kind == DT_KIND_UINT) bits = v->u;
-      else if (float_to_int_bits(v->re, kind, size, &bits)) return 1;
+      if (v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL)
+        memcpy(&bits, &v->i, 8);
+      else if (v->kind == DT_KIND_UINT)
+        bits = v->u;
+      else if (float_to_int_bits(v->re, kind, size, &bits))
+        return 1;
       break;
     case DT_KIND_FLOAT:
       bits = float_bits(v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL ? (double)v->i
-                        : v->kind == DT_KIND_UINT ? (double)v->u : v->re, size);
+                        : v->kind == DT_KIND_UINT                         ? (double)v->u
+                                                                          : v->re,
+                        size);
       break;
     default: { /* complex */
       size_t half = size / 2;
       double re = v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL ? (double)v->i
-                  : v->kind == DT_KIND_UINT ? (double)v->u : v->re;
+                  : v->kind == DT_KIND_UINT                         ? (double)v->u
+                                                                    : v->re;
       store_bits(p, float_bits(re, half), half, swap);
       store_bits(p + half, float_bits(v->kind == DT_KIND_COMPLEX ? v->im : 0.0, half), half, swap);
       return 0;

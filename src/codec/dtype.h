@@ -75,11 +75,11 @@ uint16_t dt_double_to_half(double d);
 /* One element, widened. For complex types `re` and `im` are both set; for the
 ** others im = 0. Integers are exact in `i`/`u` (kind tells which is set). */
 typedef struct dt_value {
-  char kind;   /* DT_KIND_* */
-  int64_t i;   /* DT_KIND_INT, DT_KIND_BOOL */
-  uint64_t u;  /* DT_KIND_UINT */
-  double re;   /* every kind, converted */
-  double im;   /* DT_KIND_COMPLEX */
+  char kind;  /* DT_KIND_* */
+  int64_t i;  /* DT_KIND_INT, DT_KIND_BOOL */
+  uint64_t u; /* DT_KIND_UINT */
+  double re;  /* every kind, converted */
+  double im;  /* DT_KIND_COMPLEX */
 } dt_value;
 
 /* Read element at p (no alignment needed) in dtype d. */

@@ -14,9 +14,7 @@
 #include "codec/valrec.h"
 
 /* A buffer's failure as a codec error. */
-static int buf_error(const buf_t *b, codec_err *err) {
-  return codec_fail_rc(err, b->rc);
-}
+static int buf_error(const buf_t *b, codec_err *err) { return codec_fail_rc(err, b->rc); }
 
 static const char *const type_names[FO_NTYPES] = {"ArrayRecord",  "Array",        "ArrayChunk", "RecordDict",
                                                   "MetricRecord", "ConfigRecord", "Message"};
@@ -44,20 +42,45 @@ void fo_put_pystring(buf_t *out, const unsigned char *s, uint64_t n) {
       continue;
     }
     switch (c) { /* json's ESCAPE_DCT */
-      case '"': buf_puts(out, "\\\""); i++; continue;
-      case '\\': buf_puts(out, "\\\\"); i++; continue;
-      case '\n': buf_puts(out, "\\n"); i++; continue;
-      case '\r': buf_puts(out, "\\r"); i++; continue;
-      case '\t': buf_puts(out, "\\t"); i++; continue;
-      case '\b': buf_puts(out, "\\b"); i++; continue;
-      case '\f': buf_puts(out, "\\f"); i++; continue;
+      case '"':
+        buf_puts(out, "\\\"");
+        i++;
+        continue;
+      case '\\':
+        buf_puts(out, "\\\\");
+        i++;
+        continue;
+      case '\n':
+        buf_puts(out, "\\n");
+        i++;
+        continue;
+      case '\r':
+        buf_puts(out, "\\r");
+        i++;
+        continue;
+      case '\t':
+        buf_puts(out, "\\t");
+        i++;
+        continue;
+      case '\b':
+        buf_puts(out, "\\b");
+        i++;
+        continue;
+      case '\f':
+        buf_puts(out, "\\f");
+        i++;
+        continue;
       default: break;
     }
     /* Everything else outside ' '..'~' becomes \uXXXX (valid UTF-8 assumed). */
-    if (c < 0x80) len = 1, cp = c;
-    else if (c < 0xe0) len = 2, cp = c & 0x1f;
-    else if (c < 0xf0) len = 3, cp = c & 0x0f;
-    else len = 4, cp = c & 0x07;
+    if (c < 0x80)
+      len = 1, cp = c;
+    else if (c < 0xe0)
+      len = 2, cp = c & 0x1f;
+    else if (c < 0xf0)
+      len = 3, cp = c & 0x0f;
+    else
+      len = 4, cp = c & 0x07;
     if ((uint64_t)len > n - i) len = (int)(n - i);
     for (k = 1; k < len; k++) cp = cp << 6 | (s[i + k] & 0x3f);
     i += (uint64_t)len;
@@ -101,8 +124,8 @@ static void hash_head(sha256_ctx *c, int type, const unsigned char (*children)[S
 
 /* Hash the head followed by the body's pieces. */
 static void hash_object(int type, const unsigned char (*children)[SHA256_DIGEST_SIZE], uint32_t nchild,
-                        const unsigned char *body, uint64_t body_len, const unsigned char *body2,
-                        uint64_t body2_len, unsigned char id[SHA256_DIGEST_SIZE]) {
+                        const unsigned char *body, uint64_t body_len, const unsigned char *body2, uint64_t body2_len,
+                        unsigned char id[SHA256_DIGEST_SIZE]) {
   sha256_ctx c;
   hash_head(&c, type, children, nchild, body_len + body2_len);
   sha256_update(&c, body, body_len);
@@ -116,8 +139,8 @@ static void chunk_id(const unsigned char *p, uint64_t len, unsigned char id[SHA2
 
 /* Two chunks of the same length, hashed side by side (sha256_update2: on
 ** SHA-NI about 1.5x the speed of one after the other). */
-static void chunk_id2(const unsigned char *p, const unsigned char *p2, uint64_t len, unsigned char id[SHA256_DIGEST_SIZE],
-                      unsigned char id2[SHA256_DIGEST_SIZE]) {
+static void chunk_id2(const unsigned char *p, const unsigned char *p2, uint64_t len,
+                      unsigned char id[SHA256_DIGEST_SIZE], unsigned char id2[SHA256_DIGEST_SIZE]) {
   sha256_ctx c, c2;
   hash_head(&c, FO_ARRAY_CHUNK, NULL, 0, len);
   hash_head(&c2, FO_ARRAY_CHUNK, NULL, 0, len);
@@ -143,8 +166,7 @@ static void fo_array_free(fo_array *a) {
 
 /* Chunk the data, then write the body into text (starting at its current
 ** end) and hash the Array. */
-static int fo_array_build(fo_array *a, const record_item_spec *spec, uint64_t chunk_size, buf_t *text,
-                          codec_err *err) {
+static int fo_array_build(fo_array *a, const record_item_spec *spec, uint64_t chunk_size, buf_t *text, codec_err *err) {
   const unsigned char *data = spec->data.p;
   uint64_t len = spec->data.n, nchunks = len / chunk_size + (len % chunk_size != 0), off, body0 = text->n;
   uint32_t j, u;
@@ -170,8 +192,7 @@ static int fo_array_build(fo_array *a, const record_item_spec *spec, uint64_t ch
     } else {
       chunk_id(data + off, clen, id);
     }
-    for (u = 0; u < a->nunique && memcmp(a->uid[u], id, SHA256_DIGEST_SIZE) != 0; u++) {
-    }
+    for (u = 0; u < a->nunique && memcmp(a->uid[u], id, SHA256_DIGEST_SIZE) != 0; u++) {}
     if (u == a->nunique) {
       memcpy(a->uid[u], id, SHA256_DIGEST_SIZE);
       a->uoff[u] = off;
@@ -321,8 +342,8 @@ static int finish_object(fo_tree *t, int type, const uint32_t *kids, uint32_t nk
   ids = codec_malloc((uint64_t)(nchild ? nchild : 1) * SHA256_DIGEST_SIZE);
   if (!ids) return codec_nomem(err);
   for (k = 0; k < nchild; k++) memcpy(ids[k], t->obj[t->child[first + k]].id, SHA256_DIGEST_SIZE);
-  hash_object(type, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, buf_at(&t->text, body0),
-              t->text.n - body0, NULL, 0, id);
+  hash_object(type, (const unsigned char(*)[SHA256_DIGEST_SIZE])ids, nchild, buf_at(&t->text, body0), t->text.n - body0,
+              NULL, 0, id);
   codec_free(ids);
   if ((at = keyset_get(&t->seen, id, SHA256_DIGEST_SIZE)) >= 0) { /* an identical object is in the tree */
     t->nchild_total = first;
@@ -480,8 +501,10 @@ void fo_write_content(const fo_tree *t, uint32_t i, buf_t *out) {
   put_child_ids(t, o, out, ",", 0);
   buf_printf(out, " %llu", (unsigned long long)o->len);
   buf_putc(out, 0);
-  if (o->type == FO_ARRAY_CHUNK) buf_append(out, o->data, o->len);
-  else buf_append(out, buf_at(&t->text, o->off), o->len);
+  if (o->type == FO_ARRAY_CHUNK)
+    buf_append(out, o->data, o->len);
+  else
+    buf_append(out, buf_at(&t->text, o->off), o->len);
 }
 
 void fo_write_children_json(const fo_tree *t, uint32_t i, buf_t *out) {
@@ -511,7 +534,6 @@ static int is_lower_hex(const unsigned char *p, uint64_t n) {
     if (!((p[k] >= '0' && p[k] <= '9') || (p[k] >= 'a' && p[k] <= 'f'))) return 0;
   return 1;
 }
-
 
 int fo_parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const char *what, codec_err *err) {
   const unsigned char *nul = memchr(c, 0, (size_t)n), *sp1, *sp2;
@@ -574,8 +596,8 @@ int fo_parse_head(const unsigned char *c, uint64_t n, fo_entry *e, const char *w
   return CODEC_OK;
 }
 
-int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const unsigned char *content,
-                 uint64_t n, codec_err *err) {
+int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const unsigned char *content, uint64_t n,
+                 codec_err *err) {
   unsigned char actual[SHA256_DIGEST_SIZE];
   char idhex[SHA256_HEX_SIZE], acthex[SHA256_HEX_SIZE], what[80];
   fo_entry e;
@@ -605,7 +627,7 @@ typedef struct fo_inflater {
   fo_store *s;
   buf_t *out;
   codec_err *err;
-  buf_t scratch; /* decoded key, dtype, stype */
+  buf_t scratch;       /* decoded key, dtype, stype */
   unsigned char *used; /* per head child of the object being read */
   uint32_t used_cap;
 } fo_inflater;
@@ -659,7 +681,8 @@ static int unused_child(fo_inflater *f, const fo_entry *parent) {
   for (k = 0; k < parent->nchild; k++)
     if (!f->used[k])
       return codec_fail(f->err, CODEC_CORRUPT, "%s %s lists child %.64s that its body does not use",
-                        type_names[parent->type], sha256_hex(parent->id, phex), (const char *)child_hex(f->s, parent, k));
+                        type_names[parent->type], sha256_hex(parent->id, phex),
+                        (const char *)child_hex(f->s, parent, k));
   return CODEC_OK;
 }
 
@@ -702,20 +725,26 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
   json_str key;
   int more, rc, seen = 0;
   snprintf(what, sizeof(what), "Array %s body", sha256_hex(a->id, hex));
-  if ((rc = json_reader_init(&r, content_of(f->s, a) + a->body, a->len - a->body, 0, what, f->err)) != CODEC_OK) return rc;
+  if ((rc = json_reader_init(&r, content_of(f->s, a) + a->body, a->len - a->body, 0, what, f->err)) != CODEC_OK)
+    return rc;
   if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
   if ((rc = used_reset(f, a->nchild)) != CODEC_OK) return codec_fail_rc(f->err, rc);
   for (;;) {
     int field;
     if ((rc = json_next_key(&r, &more, &key)) != CODEC_OK) return rc;
     if (!more) break;
-    field = json_str_eq(&key, "dtype") ? 1 : json_str_eq(&key, "shape") ? 2 : json_str_eq(&key, "stype") ? 4
-            : json_str_eq(&key, "arraychunk_ids") ? 8 : 0;
+    field = json_str_eq(&key, "dtype")            ? 1
+            : json_str_eq(&key, "shape")          ? 2
+            : json_str_eq(&key, "stype")          ? 4
+            : json_str_eq(&key, "arraychunk_ids") ? 8
+                                                  : 0;
     if (!field) return json_fail_str(&r, &key, "unexpected key");
     if (seen & field) return json_fail_str(&r, &key, "duplicate key");
     seen |= field;
-    if (field == 1) rc = json_string(&r, &b->dtype);
-    else if (field == 4) rc = json_string(&r, &b->stype);
+    if (field == 1)
+      rc = json_string(&r, &b->dtype);
+    else if (field == 4)
+      rc = json_string(&r, &b->stype);
     else if (field == 8) {
       b->chunks_at = r;
       rc = read_chunk_ids(f, a, &r, &b->data_len, 0);
@@ -735,8 +764,12 @@ static int read_array_body(fo_inflater *f, const fo_entry *a, array_body *b) {
     if (rc) return rc;
   }
   if ((rc = json_end(&r)) != CODEC_OK) return rc;
-  if (seen != 15) return codec_fail(f->err, CODEC_CORRUPT, "%s lacks \"%s\"", what,
-                                    !(seen & 1) ? "dtype" : !(seen & 2) ? "shape" : !(seen & 4) ? "stype" : "arraychunk_ids");
+  if (seen != 15)
+    return codec_fail(f->err, CODEC_CORRUPT, "%s lacks \"%s\"", what,
+                      !(seen & 1)   ? "dtype"
+                      : !(seen & 2) ? "shape"
+                      : !(seen & 4) ? "stype"
+                                    : "arraychunk_ids");
   return unused_child(f, a);
 }
 
@@ -782,7 +815,8 @@ static int inflate_record(fo_inflater *f, fo_entry *root) {
   snprintf(what, sizeof(what), "ArrayRecord %s body", sha256_hex(root->id, hex));
   if ((rc = check_children(f, root, FO_ARRAY)) != CODEC_OK) return rc;
   for (k = 0; k < root->nchild; k++) f->s->e[find_hex(f->s, child_hex(f->s, root, k))].listed = 1;
-  if ((rc = json_reader_init(&r, content_of(f->s, root) + root->body, root->len - root->body, 0, what, f->err)) != CODEC_OK)
+  if ((rc = json_reader_init(&r, content_of(f->s, root) + root->body, root->len - root->body, 0, what, f->err)) !=
+      CODEC_OK)
     return rc;
   if ((rc = json_begin(&r, '{')) != CODEC_OK) return rc;
   keyset_init(&keys);
@@ -828,8 +862,8 @@ int fo_inflate(fo_store *s, buf_t *out, codec_err *err) {
   for (k = 0; k < s->n; k++) {
     if (s->e[k].type != FO_ARRAY_RECORD) continue;
     if (root >= 0)
-      return codec_fail(err, CODEC_CORRUPT, "more than one ArrayRecord object (%s and %s)", sha256_hex(s->e[root].id, hex),
-                        sha256_hex(s->e[k].id, hex2));
+      return codec_fail(err, CODEC_CORRUPT, "more than one ArrayRecord object (%s and %s)",
+                        sha256_hex(s->e[root].id, hex), sha256_hex(s->e[k].id, hex2));
     root = (int)k;
   }
   if (root < 0) return codec_fail(err, CODEC_CORRUPT, "no ArrayRecord object among the %u objects", s->n);

@@ -66,19 +66,19 @@ void fo_put_pystring(buf_t *out, const unsigned char *s, uint64_t n);
 typedef struct fo_object {
   unsigned char id[SHA256_DIGEST_SIZE];
   unsigned char type;
-  int item;              /* Array, ArrayChunk: the item it was first made from */
-  uint64_t off, len;     /* ArrayChunk: slice of the item's data; others: body in tree.text */
+  int item;                  /* Array, ArrayChunk: the item it was first made from */
+  uint64_t off, len;         /* ArrayChunk: slice of the item's data; others: body in tree.text */
   const unsigned char *data; /* ArrayChunk: its bytes (the slice) */
-  uint32_t child0, nchild; /* unique children: tree.child[child0 .. child0 + nchild) */
+  uint32_t child0, nchild;   /* unique children: tree.child[child0 .. child0 + nchild) */
 } fo_object;
 
 typedef struct fo_tree {
   const record_t *rec; /* fo_deflate's record (NULL for a RecordDict) */
-  fo_object *obj; /* post-order; the root is obj[n - 1] */
+  fo_object *obj;      /* post-order; the root is obj[n - 1] */
   uint32_t n, cap;
   uint32_t *child; /* object indices */
   uint32_t nchild_total, child_cap;
-  buf_t text; /* bodies, ArrayChunks' excepted */
+  buf_t text;    /* bodies, ArrayChunks' excepted */
   keyset_t seen; /* object id -> index in obj */
 } fo_tree;
 
@@ -120,10 +120,10 @@ typedef struct fo_entry {
 } fo_entry;
 
 typedef struct fo_store {
-  buf_t arena;   /* contents, copied as they arrive */
+  buf_t arena; /* contents, copied as they arrive */
   fo_entry *e;
   uint32_t n, cap;
-  keyset_t ids;  /* id -> entry index */
+  keyset_t ids; /* id -> entry index */
 } fo_store;
 
 /* The head of one object's content: type, children (nchild, and their
@@ -138,8 +138,8 @@ void fo_store_free(fo_store *s);
 /* Verify one object (its content hashes to id; its head is well formed:
 ** known type, unique lowercase-hex child ids, the body length it states)
 ** and keep it. An object seen before is ignored. */
-int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const unsigned char *content,
-                 uint64_t n, codec_err *err);
+int fo_store_add(fo_store *s, const unsigned char id[SHA256_DIGEST_SIZE], const unsigned char *content, uint64_t n,
+                 codec_err *err);
 
 /* Rebuild the record from the stored objects: exactly one ArrayRecord,
 ** every child present and of the right type, bodies well formed and

@@ -223,8 +223,7 @@ static void json_put_empty(buf_t *out, int ndim, const int64_t *shape) {
   buf_putc(out, ']');
 }
 
-void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim,
-                    const int64_t *shape) {
+void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim, const int64_t *shape) {
   uint64_t numel = 1, i, idx[NPY_MAX_DIMS];
   size_t itemsize = dt_size(d.type);
   dt_value v;
@@ -274,8 +273,7 @@ typedef struct jscan {
 } jscan;
 
 static void js_space(jscan *j) {
-  while (j->pos < j->n && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' || j->s[j->pos] == '\n' ||
-                           j->s[j->pos] == '\r'))
+  while (j->pos < j->n && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' || j->s[j->pos] == '\n' || j->s[j->pos] == '\r'))
     j->pos++;
 }
 
@@ -329,9 +327,8 @@ static int js_leaf(jscan *j, jleaf *leaf) {
     static const struct {
       const char *text;
       int kind;
-    } names[] = {{"\"NaN\"", LEAF_NAN},        {"\"nan\"", LEAF_NAN},
-                 {"\"Infinity\"", LEAF_POSINF}, {"\"inf\"", LEAF_POSINF},
-                 {"\"+Infinity\"", LEAF_POSINF}, {"\"-Infinity\"", LEAF_NEGINF},
+    } names[] = {{"\"NaN\"", LEAF_NAN},    {"\"nan\"", LEAF_NAN},          {"\"Infinity\"", LEAF_POSINF},
+                 {"\"inf\"", LEAF_POSINF}, {"\"+Infinity\"", LEAF_POSINF}, {"\"-Infinity\"", LEAF_NEGINF},
                  {"\"-inf\"", LEAF_NEGINF}};
     size_t k;
     for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
@@ -356,8 +353,10 @@ static int js_leaf(jscan *j, jleaf *leaf) {
       return js_fail(j, "number with a leading zero");
     while (p < j->n && s[p] >= '0' && s[p] <= '9') {
       unsigned dgt = (unsigned)(s[p] - '0');
-      if (leaf->mag > (UINT64_MAX - dgt) / 10) leaf->mag_overflow = 1;
-      else leaf->mag = leaf->mag * 10 + dgt;
+      if (leaf->mag > (UINT64_MAX - dgt) / 10)
+        leaf->mag_overflow = 1;
+      else
+        leaf->mag = leaf->mag * 10 + dgt;
       p++;
     }
     if (p < j->n && s[p] == '.') {
@@ -432,8 +431,8 @@ static int store_leaf(jscan *j, const jleaf *leaf, dt_dtype d, unsigned char *ds
     /* An integer literal beyond int64/uint64 must not be rounded into range
     ** through its double (-9223372036854775809 would become INT64_MIN). */
     if (leaf->kind == LEAF_INT && v.kind == DT_KIND_FLOAT) {
-      return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is out of range for %s",
-                        (unsigned long long)leaf->at, dt_type_name(d.type));
+      return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is out of range for %s", (unsigned long long)leaf->at,
+                        dt_type_name(d.type));
     }
     if (v.kind == DT_KIND_FLOAT) {
       if (v.re != v.re || isinf(v.re) || v.re != trunc(v.re)) {
@@ -441,13 +440,16 @@ static int store_leaf(jscan *j, const jleaf *leaf, dt_dtype d, unsigned char *ds
         return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is not an integer, dtype is %s",
                           (unsigned long long)leaf->at, dt_type_name(d.type));
       }
-      if (v.re >= 0 && v.re < 18446744073709551616.0) dt_value_uint(&v, (uint64_t)v.re);
-      else if (v.re < 0 && v.re >= -9223372036854775808.0) dt_value_int(&v, (int64_t)v.re);
-      else v.kind = DT_KIND_FLOAT; /* out of any range */
+      if (v.re >= 0 && v.re < 18446744073709551616.0)
+        dt_value_uint(&v, (uint64_t)v.re);
+      else if (v.re < 0 && v.re >= -9223372036854775808.0)
+        dt_value_int(&v, (int64_t)v.re);
+      else
+        v.kind = DT_KIND_FLOAT; /* out of any range */
     }
     if (v.kind == DT_KIND_FLOAT || (v.kind != DT_KIND_BOOL && !int_fits(&v, d.type))) {
-      return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is out of range for %s",
-                        (unsigned long long)leaf->at, dt_type_name(d.type));
+      return codec_fail(j->err, CODEC_RANGE, "value at byte %llu is out of range for %s", (unsigned long long)leaf->at,
+                        dt_type_name(d.type));
     }
   }
   dt_store(dst, d, &v);
@@ -497,8 +499,10 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
     if (j->s[j->pos] == ']') {
       if (depth == 0 || expect_value) return js_fail(j, "unexpected ']'");
       if (sh->ndim < 0) sh->ndim = depth; /* an empty innermost list fixes the depth */
-      if (known[depth - 1] < 0) known[depth - 1] = count[depth - 1];
-      else if (known[depth - 1] != count[depth - 1]) return js_fail(j, "ragged nested lists (lengths differ)");
+      if (known[depth - 1] < 0)
+        known[depth - 1] = count[depth - 1];
+      else if (known[depth - 1] != count[depth - 1])
+        return js_fail(j, "ragged nested lists (lengths differ)");
       depth--;
       j->pos++;
       if (depth > 0) count[depth - 1]++;
@@ -515,7 +519,8 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
     {
       jleaf leaf;
       if ((rc = js_leaf(j, &leaf)) != CODEC_OK) return rc;
-      if (sh->ndim < 0) sh->ndim = depth;
+      if (sh->ndim < 0)
+        sh->ndim = depth;
       else if (depth != sh->ndim) {
         j->pos = leaf.at; /* point at the number, not past it */
         return js_fail(j, "ragged nested lists (a number where a list belongs)");
@@ -524,13 +529,18 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
       expect_value = 0;
       if (!dst) {
         sh->leaves++;
-        if (leaf.kind == LEAF_BOOL) sh->any_bool = 1;
+        if (leaf.kind == LEAF_BOOL)
+          sh->any_bool = 1;
         else if (leaf.kind == LEAF_INT) {
           sh->any_int = 1;
-          if (leaf.mag_overflow || (leaf.negative && leaf.mag > (uint64_t)INT64_MAX + 1)) sh->int_beyond_uint64 = 1;
-          else if (!leaf.negative && leaf.mag > (uint64_t)INT64_MAX) sh->int_beyond_int64 = 1;
-          else sh->int_in_int64 = 1;
-        } else sh->any_float = 1;
+          if (leaf.mag_overflow || (leaf.negative && leaf.mag > (uint64_t)INT64_MAX + 1))
+            sh->int_beyond_uint64 = 1;
+          else if (!leaf.negative && leaf.mag > (uint64_t)INT64_MAX)
+            sh->int_beyond_int64 = 1;
+          else
+            sh->int_in_int64 = 1;
+        } else
+          sh->any_float = 1;
       } else if (is_complex) {
         /* leaves alternate re, im within each innermost pair */
         dt_value re;
@@ -555,8 +565,8 @@ static int js_walk(jscan *j, jshape *sh, dt_dtype d, unsigned char *dst) {
   return CODEC_OK;
 }
 
-int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim,
-                     int64_t *shape, buf_t *out, codec_err *err) {
+int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim, int64_t *shape, buf_t *out,
+                     codec_err *err) {
   jscan j = {s, 0, n, err};
   jshape sh;
   int rc, k, out_ndim;
@@ -569,11 +579,16 @@ int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int 
     /* np.array: integers all beyond int64 but within uint64 make uint64;
     ** mixed with int64 values, or beyond uint64, they make float64 (NumPy
     ** would make an object array of the latter). */
-    if (sh.any_float || sh.int_beyond_uint64 || (sh.int_beyond_int64 && sh.int_in_int64)) *d = dt_native(DT_FLOAT64);
-    else if (sh.int_beyond_int64) *d = dt_native(DT_UINT64);
-    else if (sh.any_int) *d = dt_native(DT_INT64);
-    else if (sh.any_bool) *d = dt_native(DT_BOOL);
-    else *d = dt_native(DT_FLOAT64); /* np.array([]) is float64 */
+    if (sh.any_float || sh.int_beyond_uint64 || (sh.int_beyond_int64 && sh.int_in_int64))
+      *d = dt_native(DT_FLOAT64);
+    else if (sh.int_beyond_int64)
+      *d = dt_native(DT_UINT64);
+    else if (sh.any_int)
+      *d = dt_native(DT_INT64);
+    else if (sh.any_bool)
+      *d = dt_native(DT_BOOL);
+    else
+      *d = dt_native(DT_FLOAT64); /* np.array([]) is float64 */
   }
   out_ndim = sh.ndim;
   if (dt_kind(d->type) == DT_KIND_COMPLEX && sh.leaves > 0) {
@@ -629,7 +644,8 @@ static int parse_shape(const char *s, uint64_t n, int *ndim, int64_t *shape, int
       js_space(&j);
       if (j.pos >= n || js_leaf(&j, &leaf) != CODEC_OK || !shape_leaf_ok(&leaf, unknown))
         return codec_fail(err, CODEC_CORRUPT, "%s", what);
-      if (count >= NPY_MAX_DIMS) return codec_fail(err, CODEC_CORRUPT, "shape has more than %d dimensions", NPY_MAX_DIMS);
+      if (count >= NPY_MAX_DIMS)
+        return codec_fail(err, CODEC_CORRUPT, "shape has more than %d dimensions", NPY_MAX_DIMS);
       shape[count++] = leaf.negative ? -1 : (int64_t)leaf.mag;
       js_space(&j);
       if (j.pos < n && s[j.pos] == ',') {

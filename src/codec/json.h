@@ -34,8 +34,7 @@ void json_format_float(char *out, double v, int bits);
 ** s is NUL-terminated, at most 511 bytes. */
 double json_strtod(const char *s);
 /* Append a whole C-order payload as nested lists (scalar for ndim 0). */
-void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim,
-                    const int64_t *shape);
+void json_put_array(buf_t *out, const unsigned char *cdata, dt_dtype d, int ndim, const int64_t *shape);
 
 /* Parse a shape: a JSON array of non-negative integers ("[2,3]", "[]"), or a
 ** single integer ("5" means [5]). */
@@ -49,7 +48,7 @@ int json_parse_newshape(const char *s, uint64_t n, int *ndim, int64_t *shape, co
 ** as np.array would) and stored in *d. Complex dtypes take [re, im] pairs as the
 ** innermost lists. The payload is appended to out (native byte order unless
 ** d says otherwise); shape is returned in ndim/shape. */
-int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim,
-                     int64_t *shape, buf_t *out, codec_err *err);
+int json_parse_array(const char *s, uint64_t n, int has_dtype, dt_dtype *d, int *ndim, int64_t *shape, buf_t *out,
+                     codec_err *err);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 /* Whatever was expected, text that stops early says so: "unexpected end of
 ** JSON" reads better for a truncated header than "expected ',' or '}'". */
 int json_fail(json_reader *r, const char *problem) {
@@ -15,15 +14,15 @@ int json_fail(json_reader *r, const char *problem) {
 }
 
 int json_fail_at(json_reader *r, uint64_t pos, const char *problem) {
-  return codec_fail(r->err, CODEC_CORRUPT, "%s: %s at byte %llu", r->what, problem, (unsigned long long)(r->base + pos));
+  return codec_fail(r->err, CODEC_CORRUPT, "%s: %s at byte %llu", r->what, problem,
+                    (unsigned long long)(r->base + pos));
 }
 
 int json_fail_str(json_reader *r, const json_str *s, const char *problem) {
   return json_fail_at(r, (uint64_t)(s->p - r->s) - 1, problem);
 }
 
-int json_reader_init(json_reader *r, const void *text, uint64_t n, uint64_t base, const char *what,
-                     codec_err *err) {
+int json_reader_init(json_reader *r, const void *text, uint64_t n, uint64_t base, const char *what, codec_err *err) {
   r->s = text;
   r->n = n;
   r->pos = 0;
@@ -94,10 +93,14 @@ static int hex4(const unsigned char *p, uint32_t *out) {
   for (i = 0; i < 4; i++) {
     unsigned char c = p[i];
     v <<= 4;
-    if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
-    else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
-    else return -1;
+    if (c >= '0' && c <= '9')
+      v |= (uint32_t)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (uint32_t)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (uint32_t)(c - 'A' + 10);
+    else
+      return -1;
   }
   *out = v;
   return 0;
@@ -129,8 +132,8 @@ int json_string(json_reader *r, json_str *out) {
       if (r->n - r->pos < 6 || hex4(r->s + r->pos + 2, &cp)) return json_fail(r, "bad \\u escape");
       if (cp >= 0xdc00 && cp <= 0xdfff) return json_fail(r, "unpaired surrogate escape");
       if (cp >= 0xd800 && cp <= 0xdbff) {
-        if (r->n - r->pos < 12 || r->s[r->pos + 6] != '\\' || r->s[r->pos + 7] != 'u' ||
-            hex4(r->s + r->pos + 8, &lo) || lo < 0xdc00 || lo > 0xdfff)
+        if (r->n - r->pos < 12 || r->s[r->pos + 6] != '\\' || r->s[r->pos + 7] != 'u' || hex4(r->s + r->pos + 8, &lo) ||
+            lo < 0xdc00 || lo > 0xdfff)
           return json_fail(r, "unpaired surrogate escape");
         r->pos += 6;
       }
@@ -155,7 +158,8 @@ static int scan_number(json_reader *r, int *integral, int *negative) {
     p++;
   }
   if (p >= r->n || s[p] < '0' || s[p] > '9') return json_fail(r, "expected a value");
-  if (s[p] == '0' && p + 1 < r->n && s[p + 1] >= '0' && s[p + 1] <= '9') return json_fail(r, "number with a leading zero");
+  if (s[p] == '0' && p + 1 < r->n && s[p + 1] >= '0' && s[p + 1] <= '9')
+    return json_fail(r, "number with a leading zero");
   while (p < r->n && s[p] >= '0' && s[p] <= '9') p++;
   if (p < r->n && s[p] == '.') {
     *integral = 0;
@@ -297,8 +301,10 @@ int json_unescape(const json_str *s, buf_t *out) {
     unsigned char tmp[4];
     int raw;
     uint32_t cp = next_unit(s, &i, &raw);
-    if (raw) buf_putc(out, (char)cp);
-    else buf_append(out, tmp, utf8_encode(cp, tmp));
+    if (raw)
+      buf_putc(out, (char)cp);
+    else
+      buf_append(out, tmp, utf8_encode(cp, tmp));
   }
   return out->rc;
 }

@@ -42,8 +42,7 @@ typedef struct json_str {
 
 /* Checks the text is UTF-8 (CODEC_CORRUPT otherwise). base is added to byte
 ** offsets in messages. */
-int json_reader_init(json_reader *r, const void *text, uint64_t n, uint64_t base, const char *what,
-                     codec_err *err);
+int json_reader_init(json_reader *r, const void *text, uint64_t n, uint64_t base, const char *what, codec_err *err);
 
 /* The first character of the next value ('{', '[', '"', 't', 'f', 'n', '-'
 ** or a digit), or 0 at the end of the text. Consumes only white space. */

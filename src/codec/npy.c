@@ -49,9 +49,7 @@ typedef struct hdr_cursor {
   codec_err *err;
 } hdr_cursor;
 
-static uint64_t hdr_offset(const hdr_cursor *c) {
-  return (uint64_t)((const unsigned char *)c->p - c->file);
-}
+static uint64_t hdr_offset(const hdr_cursor *c) { return (uint64_t)((const unsigned char *)c->p - c->file); }
 
 static int hdr_syntax(hdr_cursor *c) {
   return codec_fail(c->err, CODEC_CORRUPT, "cannot parse header: unexpected %s at byte %llu",
@@ -59,9 +57,7 @@ static int hdr_syntax(hdr_cursor *c) {
 }
 
 static void hdr_skip_space(hdr_cursor *c) {
-  while (c->p < c->end &&
-         (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r' || *c->p == '\f'))
-    c->p++;
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r' || *c->p == '\f')) c->p++;
 }
 
 static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
@@ -105,8 +101,10 @@ static int hdr_sequence(hdr_cursor *c, pyval *v, char close, int is_dict, int de
       c->p++;
       if ((rc = hdr_value(c, &item, depth + 1)) != CODEC_OK) return rc;
     }
-    if (item.kind != PV_INT) v->all_ints = 0;
-    else if (v->nitems < NPY_MAX_DIMS) v->ints[v->nitems] = item.i;
+    if (item.kind != PV_INT)
+      v->all_ints = 0;
+    else if (v->nitems < NPY_MAX_DIMS)
+      v->ints[v->nitems] = item.i;
     if (item.kind == PV_INT && item.int_overflow) v->any_overflow = 1;
     v->nitems++;
   }
@@ -122,8 +120,10 @@ static int hdr_int(hdr_cursor *c, pyval *v, int negative) {
   while (c->p < c->end && (is_digit(*c->p) || (*c->p == '_' && digits))) {
     if (*c->p != '_') {
       unsigned dgt = (unsigned)(*c->p - '0');
-      if (mag > (UINT64_MAX - dgt) / 10) overflow = 1;
-      else mag = mag * 10 + dgt;
+      if (mag > (UINT64_MAX - dgt) / 10)
+        overflow = 1;
+      else
+        mag = mag * 10 + dgt;
       digits++;
     }
     c->p++;
@@ -233,8 +233,7 @@ static int hdr_parse_dict(hdr_cursor *c, npy_array *a) {
       descr = val;
       have_descr = 1;
     } else if (key.kind == PV_STR && key.slen == 13 && memcmp(key.s, "fortran_order", 13) == 0) {
-      if (val.kind != PV_BOOL)
-        return codec_fail(c->err, CODEC_CORRUPT, "header: fortran_order is not True or False");
+      if (val.kind != PV_BOOL) return codec_fail(c->err, CODEC_CORRUPT, "header: fortran_order is not True or False");
       a->fortran_order = val.b;
       have_fortran = 1;
     } else if (key.kind == PV_STR && key.slen == 5 && memcmp(key.s, "shape", 5) == 0) {
@@ -256,7 +255,9 @@ static int hdr_parse_dict(hdr_cursor *c, npy_array *a) {
   }
   if (!have_descr || !have_fortran || !have_shape) {
     return codec_fail(c->err, CODEC_CORRUPT, "header has no '%s' key",
-                      !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+                      !have_descr     ? "descr"
+                      : !have_fortran ? "fortran_order"
+                                      : "shape");
   }
 
   if (descr.kind == PV_LIST) {
@@ -272,8 +273,7 @@ static int hdr_parse_dict(hdr_cursor *c, npy_array *a) {
     return codec_fail(c->err, CODEC_CORRUPT, "header: shape is not a tuple of integers");
   }
   if (shape.nitems > NPY_MAX_DIMS) {
-    return codec_fail(c->err, CODEC_UNSUPPORTED, "shape has %d dimensions (at most %d)", shape.nitems,
-                      NPY_MAX_DIMS);
+    return codec_fail(c->err, CODEC_UNSUPPORTED, "shape has %d dimensions (at most %d)", shape.nitems, NPY_MAX_DIMS);
   }
   if (shape.any_overflow) return codec_fail(c->err, CODEC_CORRUPT, "shape dimension does not fit in 64 bits");
   a->ndim = shape.nitems;
@@ -339,8 +339,7 @@ int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err
   start = 8 + len_size;
   if (hlen > n - start) {
     return codec_fail(err, CODEC_CORRUPT, "header truncated at byte %llu (header length %llu needs %llu bytes)",
-                      (unsigned long long)n, (unsigned long long)hlen,
-                      (unsigned long long)(start + hlen));
+                      (unsigned long long)n, (unsigned long long)hlen, (unsigned long long)(start + hlen));
   }
   c.p = (const char *)buf + start;
   c.end = c.p + hlen;
@@ -356,8 +355,7 @@ int npy_parse(const unsigned char *buf, uint64_t n, npy_array *a, codec_err *err
   a->header_len = start + hlen;
   avail = n - a->header_len;
   if (a->nbytes > avail) {
-    return codec_fail(err, CODEC_CORRUPT,
-                      "data truncated at byte %llu: shape needs %llu payload bytes, blob has %llu",
+    return codec_fail(err, CODEC_CORRUPT, "data truncated at byte %llu: shape needs %llu payload bytes, blob has %llu",
                       (unsigned long long)n, (unsigned long long)a->nbytes, (unsigned long long)avail);
   }
   a->data = buf + a->header_len;
@@ -435,16 +433,14 @@ void npy_write_header(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, in
   dst[body - 1] = '\n';
 }
 
-void npy_write(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload,
-               uint64_t nbytes) {
+void npy_write(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload, uint64_t nbytes) {
   npy_write_header(out, d, ndim, shape, 0);
   buf_append(out, payload, nbytes);
 }
 
 /* --- layout helpers ---------------------------------------------------------- */
 
-void npy_fortran_to_c(const unsigned char *src, unsigned char *dst, int ndim, const int64_t *shape,
-                      size_t itemsize) {
+void npy_fortran_to_c(const unsigned char *src, unsigned char *dst, int ndim, const int64_t *shape, size_t itemsize) {
   uint64_t fstride[NPY_MAX_DIMS], idx[NPY_MAX_DIMS];
   uint64_t numel = 1, i, off = 0;
   int k;

@@ -23,12 +23,12 @@ typedef struct npy_array {
   int fortran_order;
   int ndim;
   int64_t shape[NPY_MAX_DIMS];
-  uint64_t numel;  /* product of shape (1 for shape ()) */
-  uint64_t nbytes; /* payload bytes = numel * itemsize */
-  int version;     /* 1, 2 or 3 */
-  uint64_t header_len;        /* bytes before the payload */
-  const unsigned char *data;  /* payload, inside the parsed buffer */
-  uint64_t trailing;          /* bytes after the payload (ignored, as NumPy does) */
+  uint64_t numel;            /* product of shape (1 for shape ()) */
+  uint64_t nbytes;           /* payload bytes = numel * itemsize */
+  int version;               /* 1, 2 or 3 */
+  uint64_t header_len;       /* bytes before the payload */
+  const unsigned char *data; /* payload, inside the parsed buffer */
+  uint64_t trailing;         /* bytes after the payload (ignored, as NumPy does) */
 } npy_array;
 
 /* Parse a whole .npy file held in buf[0..n). On success `a` points into buf.
@@ -49,12 +49,10 @@ uint64_t npy_header_size(dt_dtype d, int ndim, const int64_t *shape, int fortran
 void npy_write_header(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, int fortran_order);
 
 /* Append a complete .npy (header + payload) of a C-order payload. */
-void npy_write(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload,
-               uint64_t nbytes);
+void npy_write(buf_t *out, dt_dtype d, int ndim, const int64_t *shape, const void *payload, uint64_t nbytes);
 
 /* Copy a Fortran-order payload into C order (dst must hold nbytes). */
-void npy_fortran_to_c(const unsigned char *src, unsigned char *dst, int ndim, const int64_t *shape,
-                      size_t itemsize);
+void npy_fortran_to_c(const unsigned char *src, unsigned char *dst, int ndim, const int64_t *shape, size_t itemsize);
 
 /* Append the shape as a JSON array: "[2,3]", "[]" for a scalar. */
 void npy_shape_json(buf_t *out, int ndim, const int64_t *shape);

@@ -72,8 +72,8 @@ typedef struct zip_entry {
 } zip_entry;
 
 /* The end of central directory: where the directory is and how many entries. */
-static int find_directory(const unsigned char *blob, uint64_t n, uint64_t *cd_off, uint64_t *cd_size,
-                          uint64_t *count, codec_err *err) {
+static int find_directory(const unsigned char *blob, uint64_t n, uint64_t *cd_off, uint64_t *cd_size, uint64_t *count,
+                          codec_err *err) {
   uint64_t pos, lowest, end_limit;
   int found = 0;
   if (n < EOCD_SIZE) return codec_fail(err, CODEC_CORRUPT, "not a zip archive (%llu bytes)", (unsigned long long)n);
@@ -116,7 +116,9 @@ static int find_directory(const unsigned char *blob, uint64_t n, uint64_t *cd_of
   return CODEC_OK;
 }
 
-static const char *member_name(const zip_entry *e, char *q) { return codec_quote(q, CODEC_QUOTE_MAX, e->name, e->name_len); }
+static const char *member_name(const zip_entry *e, char *q) {
+  return codec_quote(q, CODEC_QUOTE_MAX, e->name, e->name_len);
+}
 
 /* ZIP64 extra field (id 1) of a central directory entry: the 64-bit values
 ** of the fields set to all ones, in the order usize, csize, local offset. */
@@ -132,7 +134,8 @@ static int zip64_extra(const unsigned char *x, uint32_t len, zip_entry *e, codec
       int k;
       for (k = 0; k < 3; k++) {
         if (*fields[k] != 0xffffffffu) continue;
-        if (left < 8) return codec_fail(err, CODEC_CORRUPT, "member '%s' has a short ZIP64 extra field", member_name(e, q));
+        if (left < 8)
+          return codec_fail(err, CODEC_CORRUPT, "member '%s' has a short ZIP64 extra field", member_name(e, q));
         *fields[k] = rd64(v);
         v += 8;
         left -= 8;
@@ -160,7 +163,8 @@ static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e
     return codec_fail(err, CODEC_CORRUPT, "member '%s' is truncated (%llu bytes at byte %llu)", member_name(e, q),
                       (unsigned long long)e->csize, (unsigned long long)start);
   if (e->usize > limit)
-    return codec_fail(err, CODEC_TOOBIG, "member '%s' would be %llu bytes", member_name(e, q), (unsigned long long)e->usize);
+    return codec_fail(err, CODEC_TOOBIG, "member '%s' would be %llu bytes", member_name(e, q),
+                      (unsigned long long)e->usize);
   if (e->method == 0) {
     if (e->usize != e->csize)
       return codec_fail(err, CODEC_CORRUPT, "stored member '%s' has sizes %llu and %llu", member_name(e, q),
@@ -194,14 +198,14 @@ static int member_data(const unsigned char *blob, uint64_t n, const zip_entry *e
     }
     inflateEnd(&zs);
     if (overflow)
-      return codec_fail(err, CODEC_CORRUPT, "member '%s' inflates to more than its stated %llu bytes", member_name(e, q),
-                        (unsigned long long)e->usize);
+      return codec_fail(err, CODEC_CORRUPT, "member '%s' inflates to more than its stated %llu bytes",
+                        member_name(e, q), (unsigned long long)e->usize);
     if (zr == Z_MEM_ERROR) return codec_nomem(err);
     if (zr != Z_STREAM_END)
       return codec_fail(err, CODEC_CORRUPT, "member '%s' has corrupt or truncated deflate data", member_name(e, q));
     if (zs.total_out != e->usize)
-      return codec_fail(err, CODEC_CORRUPT, "member '%s' inflates to %llu bytes, its header says %llu", member_name(e, q),
-                        (unsigned long long)zs.total_out, (unsigned long long)e->usize);
+      return codec_fail(err, CODEC_CORRUPT, "member '%s' inflates to %llu bytes, its header says %llu",
+                        member_name(e, q), (unsigned long long)zs.total_out, (unsigned long long)e->usize);
     *data = scratch->p;
   }
   return CODEC_OK;
@@ -237,7 +241,8 @@ static int central_entry(const unsigned char *p, uint64_t left, zip_entry *e, ui
   char q[CODEC_QUOTE_MAX];
   uint32_t extra_len, comment_len;
   int rc;
-  if (left < CENTRAL_SIZE || rd32(p) != SIG_CENTRAL) return codec_fail(err, CODEC_CORRUPT, "bad central directory entry");
+  if (left < CENTRAL_SIZE || rd32(p) != SIG_CENTRAL)
+    return codec_fail(err, CODEC_CORRUPT, "bad central directory entry");
   memset(e, 0, sizeof(*e));
   e->flags = rd16(p + 8);
   e->method = rd16(p + 10);
@@ -255,8 +260,9 @@ static int central_entry(const unsigned char *p, uint64_t left, zip_entry *e, ui
   if (!codec_utf8_valid(e->name, e->name_len)) return codec_fail(err, CODEC_UNSUPPORTED, "member name is not UTF-8");
   if (e->flags & 0x41) return codec_fail(err, CODEC_UNSUPPORTED, "member '%s' is encrypted", member_name(e, q));
   if (e->method != 0 && e->method != 8)
-    return codec_fail(err, CODEC_UNSUPPORTED, "member '%s' uses compression method %u (only stored and deflate are read)",
-                      member_name(e, q), e->method);
+    return codec_fail(err, CODEC_UNSUPPORTED,
+                      "member '%s' uses compression method %u (only stored and deflate are read)", member_name(e, q),
+                      e->method);
   if (e->name_len < 4 || memcmp(e->name + e->name_len - 4, ".npy", 4) != 0)
     return codec_fail(err, CODEC_UNSUPPORTED, "member '%s' is not a .npy file", member_name(e, q));
   return CODEC_OK;
@@ -379,7 +385,8 @@ int npz_from_record(const record_t *rec, int compress, buf_t *out, codec_err *er
   buf_t npy;
   uint64_t cd_start;
   int i, rc = CODEC_OK, method = compress ? 8 : 0;
-  if (rec->n > 0xffff) return codec_fail(err, CODEC_UNSUPPORTED, "more than 65535 arrays need ZIP64, which is not written");
+  if (rec->n > 0xffff)
+    return codec_fail(err, CODEC_UNSUPPORTED, "more than 65535 arrays need ZIP64, which is not written");
   w = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * sizeof(zip_written));
   if (!w) return codec_nomem(err);
   buf_init(&npy, out->limit);
@@ -465,7 +472,8 @@ int npz_from_record(const record_t *rec, int compress, buf_t *out, codec_err *er
       wr32(e + 16, (uint32_t)cd_start);
       wr16(e + 20, 0);
       /* Offsets and sizes beyond 32 bits would need ZIP64 records. */
-      if (out->n > 0xffffffffu) rc = codec_fail(err, CODEC_TOOBIG, "archive over 4 GiB needs ZIP64, which is not written");
+      if (out->n > 0xffffffffu)
+        rc = codec_fail(err, CODEC_TOOBIG, "archive over 4 GiB needs ZIP64, which is not written");
     }
   }
   if (rc == CODEC_OK && out->rc) rc = codec_fail_rc(err, out->rc);

@@ -79,9 +79,7 @@ int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, 
   uint64_t at = r->pos, v, s, len;
   int rc;
   switch (wt) {
-    case PB_WT_VARINT:
-      rc = pb_varint(r, &v);
-      return rc ? pb_read_error(ctx, rc, r, at) : CODEC_OK;
+    case PB_WT_VARINT: rc = pb_varint(r, &v); return rc ? pb_read_error(ctx, rc, r, at) : CODEC_OK;
     case PB_WT_I64:
     case PB_WT_I32: {
       uint64_t size = wt == PB_WT_I64 ? 8 : 4;
@@ -89,8 +87,7 @@ int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, 
       r->pos += size;
       return CODEC_OK;
     }
-    case PB_WT_LEN:
-      return pb_len(r, ctx, &s, &len);
+    case PB_WT_LEN: return pb_len(r, ctx, &s, &len);
     case PB_WT_SGROUP:
       if (depth >= PB_MAX_GROUP_DEPTH) return blob_error(ctx, "nests groups too deeply", tag_at);
       for (;;) {
@@ -104,8 +101,7 @@ int pb_skip(pb_reader *r, const pb_ctx *ctx, uint64_t field, int wt, int depth, 
         }
         if ((rc = pb_skip(r, ctx, f, w, depth + 1, inner_at)) != CODEC_OK) return rc;
       }
-    default: /* PB_WT_EGROUP without a start */
-      return blob_error(ctx, "has an unexpected end-group", tag_at);
+    default: /* PB_WT_EGROUP without a start */ return blob_error(ctx, "has an unexpected end-group", tag_at);
   }
 }
 
@@ -115,8 +111,7 @@ int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at) {
   return blob_error(ctx, what, at);
 }
 
-int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start,
-                 uint64_t *len) {
+int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start, uint64_t *len) {
   int rc;
   while (r->pos < r->end) {
     uint64_t f;

@@ -60,8 +60,7 @@ int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at);
 ** payload at [*start, *start + *len) and ctx->item = item; CODEC_OK at the
 ** end of the message; or the error. */
 #define PB_ITEM (-1)
-int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start,
-                 uint64_t *len);
+int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start, uint64_t *len);
 
 /* --- writing (canonical: what protobuf's own serializer writes) ----------- */
 

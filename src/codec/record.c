@@ -36,8 +36,8 @@ static int pb_shape_value(uint64_t raw, const pb_ctx *ctx, uint64_t at, int *ndi
 }
 
 /* Parse one Array message (or one occurrence of it, merging into `it`). */
-static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, record_item *it,
-                    const pb_ctx *ctx, int64_t *shape_out) {
+static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, record_item *it, const pb_ctx *ctx,
+                    int64_t *shape_out) {
   pb_reader r = {blob, start, end};
   int rc;
   while (r.pos < r.end) {
@@ -81,8 +81,7 @@ static int pb_array(const unsigned char *blob, uint64_t start, uint64_t end, rec
 static const unsigned char empty_bytes[1] = {0};
 
 /* Parse one Item message at blob[start..end). */
-static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, record_item *it,
-                   pb_ctx *ctx) {
+static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, record_item *it, pb_ctx *ctx) {
   pb_reader r = {blob, start, end};
   int rc;
   memset(it, 0, sizeof(*it));
@@ -113,8 +112,10 @@ static int pb_item(const unsigned char *blob, uint64_t start, uint64_t end, reco
     return pb_error(ctx, CODEC_CORRUPT, "record key is not valid UTF-8", start);
   }
   ctx->key = it->key;
-  if (!codec_utf8_valid(it->dtype.p, it->dtype.n)) return pb_error(ctx, CODEC_CORRUPT, "record dtype is not valid UTF-8", start);
-  if (!codec_utf8_valid(it->stype.p, it->stype.n)) return pb_error(ctx, CODEC_CORRUPT, "record stype is not valid UTF-8", start);
+  if (!codec_utf8_valid(it->dtype.p, it->dtype.n))
+    return pb_error(ctx, CODEC_CORRUPT, "record dtype is not valid UTF-8", start);
+  if (!codec_utf8_valid(it->stype.p, it->stype.n))
+    return pb_error(ctx, CODEC_CORRUPT, "record stype is not valid UTF-8", start);
   return CODEC_OK;
 }
 
@@ -299,16 +300,16 @@ void record_write_item_head(buf_t *out, const record_item_spec *spec) {
   buf_putc(out, 0x0a); /* ArrayRecord.items */
   pb_put_varint(out, item_body_size(spec));
   pb_put_len_field(out, 0x0a, spec->key.p, spec->key.n); /* Item.key */
-  buf_putc(out, 0x12);                                 /* Item.value, always present */
+  buf_putc(out, 0x12);                                   /* Item.value, always present */
   pb_put_varint(out, array_size(spec));
   pb_put_len_field(out, 0x0a, spec->dtype.p, spec->dtype.n); /* Array.dtype */
-  if (shape_len) {                                         /* Array.shape, packed */
+  if (shape_len) {                                           /* Array.shape, packed */
     buf_putc(out, 0x12);
     pb_put_varint(out, shape_len);
     for (k = 0; k < spec->ndim; k++) pb_put_varint(out, (uint64_t)spec->shape[k]);
   }
   pb_put_len_field(out, 0x1a, spec->stype.p, spec->stype.n); /* Array.stype */
-  if (data_len) { /* Array.data: tag and length; the bytes follow */
+  if (data_len) {                                            /* Array.data: tag and length; the bytes follow */
     buf_putc(out, 0x22);
     pb_put_varint(out, data_len);
   }

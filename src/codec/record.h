@@ -29,7 +29,7 @@
 
 typedef struct record_item {
   codec_span key, dtype, stype, data;
-  codec_span msg;     /* the Item message body, rescanned for the shape */
+  codec_span msg;  /* the Item message body, rescanned for the shape */
   uint64_t offset; /* where the item starts in the record */
   int ndim;
 } record_item;
@@ -61,7 +61,6 @@ int record_find(const record_t *rec, const void *key, uint64_t klen);
 
 /* Is the item's data a .npy file (stype "numpy.ndarray")? */
 int record_item_is_numpy(const record_item *item);
-
 
 /* --- writing ---------------------------------------------------------------- */
 

@@ -33,7 +33,8 @@ static int parse_item(recorddict_item *it, const unsigned char *blob, uint64_t s
     int wt;
     if ((rc = pb_tag(&r, ctx, &field, &wt)) != CODEC_OK) return rc;
     if (field >= 1 && field <= 4) {
-      static const char *const names[] = {"", "Item.key", "Item.array_record", "Item.metric_record", "Item.config_record"};
+      static const char *const names[] = {"", "Item.key", "Item.array_record", "Item.metric_record",
+                                          "Item.config_record"};
       if (wt != PB_WT_LEN) return pb_wrong_type(ctx, names[field], wt, at);
       if ((rc = pb_len(&r, ctx, &s, &len)) != CODEC_OK) return rc;
       if (field == 1) {
@@ -107,7 +108,10 @@ int recorddict_find(const recorddict_t *rd, const void *name, uint64_t n) {
 }
 
 const char *recorddict_kind_name(int kind) {
-  return kind == RECORDDICT_ARRAY ? "array" : kind == RECORDDICT_METRIC ? "metric" : kind == RECORDDICT_CONFIG ? "config" : "";
+  return kind == RECORDDICT_ARRAY    ? "array"
+         : kind == RECORDDICT_METRIC ? "metric"
+         : kind == RECORDDICT_CONFIG ? "config"
+                                     : "";
 }
 
 int recorddict_kind_from_name(const void *s, uint64_t n) {

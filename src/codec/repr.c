@@ -242,8 +242,7 @@ static int float_word(const float_fmt *f, double x, dt_type t, char *w) {
     e = atoi(m + 1);
     *m = 0;
     for (i = (int)(strlen(sign) + 1); i < f->pad_left; i++) w[n++] = ' ';
-    n += sprintf(w + n, "%s%s%se%c%0*d", sign, s, f->prec ? "" : ".", e < 0 ? '-' : '+', f->exp_size,
-                 e < 0 ? -e : e);
+    n += sprintf(w + n, "%s%s%se%c%0*d", sign, s, f->prec ? "" : ".", e < 0 ? '-' : '+', f->exp_size, e < 0 ? -e : e);
     return n;
   }
   float_parts(x, t, 0, f->plus, ip, fp, &e);
@@ -274,8 +273,7 @@ static int element_word(repr_ctx *r, char *w) {
   int n;
   load_at(r, &v);
   switch (dt_kind(t)) {
-    case DT_KIND_BOOL:
-      return sprintf(w, "%s", v.i ? (r->a->ndim ? " True" : "True") : "False");
+    case DT_KIND_BOOL: return sprintf(w, "%s", v.i ? (r->a->ndim ? " True" : "True") : "False");
     case DT_KIND_UINT: return sprintf(w, "%*llu", r->int_width, (unsigned long long)v.u);
     case DT_KIND_INT: return sprintf(w, "%*lld", r->int_width, (long long)v.i);
     case DT_KIND_COMPLEX: {
@@ -359,9 +357,7 @@ static void format_axis(repr_ctx *r, int axis, uint64_t indent, uint64_t width) 
 
 /* --- repr --------------------------------------------------------------------------- */
 
-static int dtype_implied(dt_type t) {
-  return t == DT_FLOAT64 || t == DT_INT64 || t == DT_BOOL || t == DT_COMPLEX128;
-}
+static int dtype_implied(dt_type t) { return t == DT_FLOAT64 || t == DT_INT64 || t == DT_BOOL || t == DT_COMPLEX128; }
 
 void repr_array(buf_t *out, const npy_array *a, uint64_t threshold) {
   repr_ctx r;
@@ -386,7 +382,8 @@ void repr_array(buf_t *out, const npy_array *a, uint64_t threshold) {
     }
     if (a->ndim == 0) put(&r, w, (size_t)element_word(&r, w));
     /* The line is one shorter for the closing ")" or ",". */
-    else format_axis(&r, 0, sizeof(PREFIX), LINEWIDTH - 1);
+    else
+      format_axis(&r, 0, sizeof(PREFIX), LINEWIDTH - 1);
   } else if (a->ndim == 1) {
     put(&r, "[]", 2);
   } else {

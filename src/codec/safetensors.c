@@ -21,17 +21,14 @@ static const struct {
   int bits;
   int np;
 } st_dtypes[] = {
-    {"BOOL", 8, DT_BOOL},      {"U8", 8, DT_UINT8},        {"I8", 8, DT_INT8},
-    {"I16", 16, DT_INT16},     {"U16", 16, DT_UINT16},     {"F16", 16, DT_FLOAT16},
-    {"I32", 32, DT_INT32},     {"U32", 32, DT_UINT32},     {"F32", 32, DT_FLOAT32},
-    {"F64", 64, DT_FLOAT64},   {"I64", 64, DT_INT64},      {"U64", 64, DT_UINT64},
-    {"C64", 64, DT_COMPLEX64}, {"BF16", 16, -1},           {"F8_E5M2", 8, -1},
-    {"F8_E4M3", 8, -1},        {"F8_E8M0", 8, -1},         {"F8_E4M3FNUZ", 8, -1},
-    {"F8_E5M2FNUZ", 8, -1},    {"F4", 4, -1},              {"F6_E2M3", 6, -1},
-    {"F6_E3M2", 6, -1},
+    {"BOOL", 8, DT_BOOL},      {"U8", 8, DT_UINT8},     {"I8", 8, DT_INT8},     {"I16", 16, DT_INT16},
+    {"U16", 16, DT_UINT16},    {"F16", 16, DT_FLOAT16}, {"I32", 32, DT_INT32},  {"U32", 32, DT_UINT32},
+    {"F32", 32, DT_FLOAT32},   {"F64", 64, DT_FLOAT64}, {"I64", 64, DT_INT64},  {"U64", 64, DT_UINT64},
+    {"C64", 64, DT_COMPLEX64}, {"BF16", 16, -1},        {"F8_E5M2", 8, -1},     {"F8_E4M3", 8, -1},
+    {"F8_E8M0", 8, -1},        {"F8_E4M3FNUZ", 8, -1},  {"F8_E5M2FNUZ", 8, -1}, {"F4", 4, -1},
+    {"F6_E2M3", 6, -1},        {"F6_E3M2", 6, -1},
 };
 #define ST_NDTYPES ((int)(sizeof(st_dtypes) / sizeof(st_dtypes[0])))
-
 
 int st_dtype_code(const unsigned char *name, uint64_t n) {
   int k;
@@ -205,7 +202,9 @@ static int tensor_entry(st_file *f, json_reader *r, st_tensor *t) {
   }
   if (seen != 7) {
     return codec_fail(r->err, CODEC_CORRUPT, "tensor '%s' lacks \"%s\"", tensor_name(f, t, q),
-                      !(seen & 1) ? "dtype" : !(seen & 2) ? "shape" : "data_offsets");
+                      !(seen & 1)   ? "dtype"
+                      : !(seen & 2) ? "shape"
+                                    : "data_offsets");
   }
   return CODEC_OK;
 }
@@ -241,7 +240,8 @@ static int check_layout(st_file *f, codec_err *err) {
                         st_dtypes[t->code].name);
     want = bits / 8;
     if (t->end - t->begin != want)
-      return codec_fail(err, CODEC_CORRUPT, "tensor '%s' needs %llu bytes for its shape and dtype %s, data_offsets give %llu",
+      return codec_fail(err, CODEC_CORRUPT,
+                        "tensor '%s' needs %llu bytes for its shape and dtype %s, data_offsets give %llu",
                         tensor_name(f, t, q), (unsigned long long)want, st_dtypes[t->code].name,
                         (unsigned long long)(t->end - t->begin));
     start = t->end;
@@ -259,7 +259,9 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err) 
   int more, rc;
   uint64_t hlen;
   f->blob = blob;
-  if (n < 8) return codec_fail(err, CODEC_CORRUPT, "file too short (%llu bytes; the header length takes 8)", (unsigned long long)n);
+  if (n < 8)
+    return codec_fail(err, CODEC_CORRUPT, "file too short (%llu bytes; the header length takes 8)",
+                      (unsigned long long)n);
   hlen = le64(blob);
   if (hlen > ST_MAX_HEADER)
     return codec_fail(err, CODEC_CORRUPT, "header length %llu exceeds the limit of %d bytes", (unsigned long long)hlen,
@@ -403,8 +405,9 @@ static int plan_item(const record_item *it, int index, st_plan *p, codec_err *er
     p->code = st_dtype_code(it->dtype.p, it->dtype.n);
     if (p->code < 0 || st_dtypes[p->code].np >= 0) {
       char q[CODEC_QUOTE_MAX];
-      return codec_fail(err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%s', which is not a raw safetensors dtype%s",
-                        codec_quote(q, sizeof(q), it->dtype.p, it->dtype.n), array_where(where, sizeof(where), it, index));
+      return codec_fail(
+          err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%s', which is not a raw safetensors dtype%s",
+          codec_quote(q, sizeof(q), it->dtype.p, it->dtype.n), array_where(where, sizeof(where), it, index));
     }
     p->ndim = record_item_shape(it, p->shape);
     if (npy_shape_numel(p->ndim, p->shape, &numel, &tmp) || size_mul(numel, (uint64_t)st_dtypes[p->code].bits, &bits))
@@ -441,14 +444,15 @@ static int put_data(buf_t *out, const record_item *it, int index, codec_err *err
   }
   if ((rc = array_open(it, index, &a, err)) != CODEC_OK) return rc;
   if (!(dst = buf_extend(out, a.nbytes))) return CODEC_OK; /* out->rc tells */
-  if (a.fortran_order && a.ndim > 1 && a.numel > 1) npy_fortran_to_c(a.data, dst, a.ndim, a.shape, dt_size(a.dtype.type));
-  else if (a.nbytes) memcpy(dst, a.data, (size_t)a.nbytes);
+  if (a.fortran_order && a.ndim > 1 && a.numel > 1)
+    npy_fortran_to_c(a.data, dst, a.ndim, a.shape, dt_size(a.dtype.type));
+  else if (a.nbytes)
+    memcpy(dst, a.data, (size_t)a.nbytes);
   if (a.dtype.big && dt_size(a.dtype.type) > 1) dt_byteswap(dst, a.numel, a.dtype);
   return CODEC_OK;
 }
 
-int st_from_record(const record_t *rec, const char *metadata, uint64_t metadata_len, buf_t *out,
-                   codec_err *err) {
+int st_from_record(const record_t *rec, const char *metadata, uint64_t metadata_len, buf_t *out, codec_err *err) {
   buf_t header;
   st_plan p;
   uint64_t offset = 0, hlen;

@@ -40,15 +40,15 @@ typedef struct st_tensor {
   uint64_t name_off, name_len; /* decoded name in st_file.names */
   int code;                    /* index of the dtype in safetensors.c's table */
   int ndim;
-  uint64_t dims_off;           /* shape in st_file.dims */
-  uint64_t begin, end;         /* data_offsets */
-  uint32_t order;              /* position in the header */
+  uint64_t dims_off;   /* shape in st_file.dims */
+  uint64_t begin, end; /* data_offsets */
+  uint32_t order;      /* position in the header */
 } st_tensor;
 
 typedef struct st_file {
   const unsigned char *blob;
-  uint64_t header_len;         /* N */
-  const unsigned char *data;   /* blob + 8 + N */
+  uint64_t header_len;       /* N */
+  const unsigned char *data; /* blob + 8 + N */
   uint64_t data_len;
   st_tensor *t;
   uint32_t n, cap;
@@ -78,7 +78,6 @@ int st_metadata_json(const st_file *f, buf_t *out, codec_err *err);
 
 /* Write a record as a safetensors file. metadata is NULL or a JSON object
 ** of strings (n bytes), written as "__metadata__". */
-int st_from_record(const record_t *rec, const char *metadata, uint64_t metadata_len, buf_t *out,
-                   codec_err *err);
+int st_from_record(const record_t *rec, const char *metadata, uint64_t metadata_len, buf_t *out, codec_err *err);
 
 #endif

@@ -26,8 +26,8 @@ static void compress(uint32_t h[8], const unsigned char *p) {
   uint32_t w[64], a, b, c, d, e, f, g, hh;
   int i;
   for (i = 0; i < 16; i++) {
-    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
-           (uint32_t)p[4 * i + 3];
+    w[i] =
+        (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
   }
   for (i = 16; i < 64; i++) {
     uint32_t s0 = ROTR(w[i - 15], 7) ^ ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);

@@ -63,9 +63,12 @@ static int vr_fail(const pb_ctx *ctx, const char *problem, uint64_t at) {
 /* --- list elements ------------------------------------------------------------ */
 
 static void decode_varint(int type, uint64_t u, valrec_elem *e) {
-  if (type == VALREC_SINT_LIST) e->i = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
-  else if (type == VALREC_BOOL_LIST) e->u = u != 0;
-  else e->u = u;
+  if (type == VALREC_SINT_LIST)
+    e->i = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+  else if (type == VALREC_BOOL_LIST)
+    e->u = u != 0;
+  else
+    e->u = u;
 }
 
 /* The next element, checking as it goes (ctx names the place); *got 0 at
@@ -177,8 +180,10 @@ static int parse_value(valrec_item *it, int config, const unsigned char *blob, u
       uint64_t vat = r.pos;
       if (wt != PB_WT_VARINT) return pb_wrong_type(ctx, valrec_type_name((int)field), wt, at);
       if ((rc = pb_varint(&r, &u)) != PB_OK) return pb_read_error(ctx, rc, &r, vat);
-      if (field == VALREC_SINT64) it->v.i = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
-      else it->v.u = field == VALREC_BOOL ? u != 0 : u;
+      if (field == VALREC_SINT64)
+        it->v.i = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+      else
+        it->v.u = field == VALREC_BOOL ? u != 0 : u;
     } else {
       if (wt != PB_WT_LEN) return pb_wrong_type(ctx, valrec_type_name((int)field), wt, at);
       if ((rc = pb_len(&r, ctx, &s, &len)) != CODEC_OK) return rc;
@@ -275,8 +280,8 @@ static int check_unique(const valrec_t *vr, const char *name, codec_err *err) {
   return second < 0 ? CODEC_OK : dup_error(vr, name, first, second, err);
 }
 
-int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end,
-                 const char *name, codec_err *err) {
+int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
+                 codec_err *err) {
   pb_reader r = {blob, start, end};
   pb_ctx ctx = {err, name, -1, {NULL, 0}};
   uint64_t at, s, len;
@@ -434,9 +439,7 @@ static void put_scalar(buf_t *v, int t, const valrec_elem *e) {
     case VALREC_SINT64: pb_put_varint(v, zigzag(e->i)); break;
     case VALREC_UINT64:
     case VALREC_BOOL: pb_put_varint(v, e->u); break;
-    default:
-      pb_put_varint(v, e->s.n);
-      buf_append(v, e->s.p, e->s.n);
+    default: pb_put_varint(v, e->s.n); buf_append(v, e->s.p, e->s.n);
   }
 }
 
@@ -543,11 +546,11 @@ enum { J_INT, J_REAL, J_BOOL, J_STRING, J_BYTES };
 
 typedef struct jleaf {
   int kind;
-  int negative;  /* J_INT */
-  uint64_t mag;  /* J_INT: magnitude */
-  double d;      /* J_REAL */
-  int b;         /* J_BOOL */
-  json_str s;    /* J_STRING, J_BYTES (the base64 text) */
+  int negative; /* J_INT */
+  uint64_t mag; /* J_INT: magnitude */
+  double d;     /* J_REAL */
+  int b;        /* J_BOOL */
+  json_str s;   /* J_STRING, J_BYTES (the base64 text) */
 } jleaf;
 
 typedef struct jctx {
@@ -618,10 +621,14 @@ static int read_special(jctx *j, jleaf *leaf) {
     leaf->s = val;
   } else if (json_str_eq(&key, "double")) {
     leaf->kind = J_REAL;
-    if (json_str_eq(&val, "NaN")) leaf->d = NAN;
-    else if (json_str_eq(&val, "Infinity")) leaf->d = INFINITY;
-    else if (json_str_eq(&val, "-Infinity")) leaf->d = -INFINITY;
-    else return key_fail(j, at, "has a \"double\" that is not \"NaN\", \"Infinity\" or \"-Infinity\"");
+    if (json_str_eq(&val, "NaN"))
+      leaf->d = NAN;
+    else if (json_str_eq(&val, "Infinity"))
+      leaf->d = INFINITY;
+    else if (json_str_eq(&val, "-Infinity"))
+      leaf->d = -INFINITY;
+    else
+      return key_fail(j, at, "has a \"double\" that is not \"NaN\", \"Infinity\" or \"-Infinity\"");
   } else {
     return key_fail(j, at, "is an object other than {\"bytes\": \"<base64>\"} or {\"double\": \"NaN\"}");
   }
@@ -659,7 +666,8 @@ static int read_leaf(jctx *j, jleaf *leaf) {
         if (v > (UINT64_MAX - d) / 10) return key_fail(j, at, "is an integer out of range for sint64 and uint64");
         v = v * 10 + d;
       }
-      if (negative && v > (uint64_t)INT64_MAX + 1) return key_fail(j, at, "is an integer out of range for sint64 and uint64");
+      if (negative && v > (uint64_t)INT64_MAX + 1)
+        return key_fail(j, at, "is an integer out of range for sint64 and uint64");
       leaf->mag = v;
     } else {
       char tmp[512];
@@ -677,8 +685,10 @@ static int read_leaf(jctx *j, jleaf *leaf) {
 }
 
 static int int_elem(const jleaf *l, valrec_elem *e) {
-  if (l->negative) e->i = (int64_t)(0 - l->mag);
-  else e->i = (int64_t)l->mag;
+  if (l->negative)
+    e->i = (int64_t)(0 - l->mag);
+  else
+    e->i = (int64_t)l->mag;
   e->u = l->mag;
   return 0;
 }
@@ -755,18 +765,21 @@ static int read_list(jctx *j, writer *w) {
     eat = r->pos;
     if ((rc = read_leaf(j, &l)) != CODEC_OK) return rc;
     memset(&e, 0, sizeof(e));
-    if (l.kind == J_INT) int_elem(&l, &e);
-    else if (l.kind == J_REAL) e.d = l.d;
-    else if (l.kind == J_BOOL) e.u = (uint64_t)l.b;
-    else if ((rc = leaf_bytes(j, &l, eat, &e)) != CODEC_OK) return rc;
+    if (l.kind == J_INT)
+      int_elem(&l, &e);
+    else if (l.kind == J_REAL)
+      e.d = l.d;
+    else if (l.kind == J_BOOL)
+      e.u = (uint64_t)l.b;
+    else if ((rc = leaf_bytes(j, &l, eat, &e)) != CODEC_OK)
+      return rc;
     put_list_elem(w, lt, &e);
   }
   finish_list(w, lt);
   return CODEC_OK;
 }
 
-int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t n, const char *what,
-                     codec_err *err) {
+int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t n, const char *what, codec_err *err) {
   json_reader r;
   json_str key;
   writer w;
@@ -776,7 +789,9 @@ int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t
   int rc, more;
   char kq[CODEC_QUOTE_MAX];
   if ((rc = json_reader_init(&r, json, n, 0, what, err)) != CODEC_OK) return rc;
-  if (json_peek(&r) != '{') return json_fail(&r, config ? "expected a JSON object (a config record)" : "expected a JSON object (a metric record)");
+  if (json_peek(&r) != '{')
+    return json_fail(&r,
+                     config ? "expected a JSON object (a config record)" : "expected a JSON object (a metric record)");
   writer_init(&w, out->limit);
   buf_init(&kb, out->limit);
   j.r = &r;
@@ -801,10 +816,14 @@ int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t
       if ((rc = read_leaf(&j, &l)) != CODEC_OK) goto done;
       if ((rc = leaf_type(&j, &l, at, &t)) != CODEC_OK) goto done;
       memset(&e, 0, sizeof(e));
-      if (l.kind == J_INT) int_elem(&l, &e);
-      else if (l.kind == J_REAL) e.d = l.d;
-      else if (l.kind == J_BOOL) e.u = (uint64_t)l.b;
-      else if ((rc = leaf_bytes(&j, &l, at, &e)) != CODEC_OK) goto fail_rc;
+      if (l.kind == J_INT)
+        int_elem(&l, &e);
+      else if (l.kind == J_REAL)
+        e.d = l.d;
+      else if (l.kind == J_BOOL)
+        e.u = (uint64_t)l.b;
+      else if ((rc = leaf_bytes(&j, &l, at, &e)) != CODEC_OK)
+        goto fail_rc;
       put_scalar(&w.val, t, &e);
     }
     if ((rc = writer_rc(&w)) != CODEC_OK) goto fail_rc;

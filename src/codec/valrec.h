@@ -66,10 +66,10 @@ typedef struct valrec_elem {
 typedef struct valrec_item {
   codec_span key;
   int type;
-  valrec_elem v;     /* scalars */
-  codec_span list;   /* lists: the list message */
-  uint64_t nvals;    /* lists: element count */
-  uint64_t offset;   /* where the item starts, in the BLOB */
+  valrec_elem v;   /* scalars */
+  codec_span list; /* lists: the list message */
+  uint64_t nvals;  /* lists: element count */
+  uint64_t offset; /* where the item starts, in the BLOB */
 } valrec_item;
 
 typedef struct valrec_t {
@@ -87,8 +87,8 @@ void valrec_clear(valrec_t *vr);
 ** bytes are ("metric record 'metrics'"). CODEC_CORRUPT with a message like
 ** "metric record 'm' truncated at byte 57 (item 2, key 'loss')", or
 ** CODEC_NOMEM. */
-int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end,
-                 const char *name, codec_err *err);
+int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
+                 codec_err *err);
 
 /* Index of the item with this key, or -1. */
 int valrec_find(const valrec_t *vr, const void *key, uint64_t n);
@@ -116,8 +116,7 @@ void valrec_scalar_json(buf_t *out, int type, const valrec_elem *e);
 ** `what` names the text in messages ("rd_set argument 4"). Errors name the
 ** key: "value of key 'lr' must be a number or a list of numbers in a metric
 ** record". */
-int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t n, const char *what,
-                     codec_err *err);
+int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t n, const char *what, codec_err *err);
 
 /* The canonical bytes of a parsed record. */
 void valrec_write(buf_t *out, const valrec_t *vr);

@@ -14,7 +14,7 @@
 #include "math/pool.h"
 
 #define SLOT ((size_t)KN_BLOCK * 16)
-#define SCRATCH(s, i) ((s) + (size_t)(i) * SLOT)
+#define SCRATCH(s, i) ((s) + (size_t)(i)*SLOT)
 
 static size_t block_len(uint64_t numel, uint64_t pos) {
   return numel - pos < KN_BLOCK ? (size_t)(numel - pos) : KN_BLOCK;
@@ -75,15 +75,24 @@ void am_iter_init(am_iter *it, const npy_array *a, int fortran, int native) {
   }
 }
 
-static void copy_strided(unsigned char *dst, const unsigned char *src, size_t run, uint64_t stride,
-                         size_t itemsize) {
+static void copy_strided(unsigned char *dst, const unsigned char *src, size_t run, uint64_t stride, size_t itemsize) {
   size_t i, step = (size_t)stride * itemsize;
   switch (itemsize) {
-    case 1: for (i = 0; i < run; i++) dst[i] = src[i * step]; break;
-    case 2: for (i = 0; i < run; i++) memcpy(dst + 2 * i, src + i * step, 2); break;
-    case 4: for (i = 0; i < run; i++) memcpy(dst + 4 * i, src + i * step, 4); break;
-    case 8: for (i = 0; i < run; i++) memcpy(dst + 8 * i, src + i * step, 8); break;
-    default: for (i = 0; i < run; i++) memcpy(dst + 16 * i, src + i * step, 16); break;
+    case 1:
+      for (i = 0; i < run; i++) dst[i] = src[i * step];
+      break;
+    case 2:
+      for (i = 0; i < run; i++) memcpy(dst + 2 * i, src + i * step, 2);
+      break;
+    case 4:
+      for (i = 0; i < run; i++) memcpy(dst + 4 * i, src + i * step, 4);
+      break;
+    case 8:
+      for (i = 0; i < run; i++) memcpy(dst + 8 * i, src + i * step, 8);
+      break;
+    default:
+      for (i = 0; i < run; i++) memcpy(dst + 16 * i, src + i * step, 16);
+      break;
   }
 }
 
@@ -249,8 +258,10 @@ static const void *ck_load(int ck, dt_type t, const unsigned char *p, size_t n, 
 
 /* Store n computed values of kind ck as type out (when out is not ck itself). */
 static void ck_store(int ck, dt_type out, const unsigned char *src, unsigned char *dst, size_t n) {
-  if (ck == CK_I64) kn_from_i64(out, (const int64_t *)(const void *)src, dst, n);
-  else kn_from_f32(out, (const float *)(const void *)src, dst, n);
+  if (ck == CK_I64)
+    kn_from_i64(out, (const int64_t *)(const void *)src, dst, n);
+  else
+    kn_from_f32(out, (const float *)(const void *)src, dst, n);
 }
 
 /* The array's single element as compute kind ck, repeated KN_BLOCK times. */
@@ -274,7 +285,8 @@ int am_binary_plan(int op, const npy_array *a, const npy_array *b, npy_array *re
     return shape_error(err, a, b, " (arrays combine when their shapes are equal or one is a () scalar)");
   }
   if (t == DT_BOOL && op == KN_SUB) {
-    return codec_fail(err, CODEC_RANGE, "boolean subtract is not supported, as in NumPy (cast to an integer type first)");
+    return codec_fail(err, CODEC_RANGE,
+                      "boolean subtract is not supported, as in NumPy (cast to an integer type first)");
   }
   if (describe(res, dt_native(t), a_scalar ? b : a, 0)) return codec_fail(err, CODEC_TOOBIG, "result too large");
   /* NumPy's K order: Fortran when every non-scalar operand is. */
@@ -360,9 +372,7 @@ void am_scale_run(const npy_array *a, double s, const npy_array *res, unsigned c
   }
 }
 
-void am_cast_plan(const npy_array *a, dt_dtype to, npy_array *res) {
-  describe(res, to, a, am_is_fortran(a));
-}
+void am_cast_plan(const npy_array *a, dt_dtype to, npy_array *res) { describe(res, to, a, am_is_fortran(a)); }
 
 /* The C-order flat index of the element at position pos of a Fortran walk. */
 static uint64_t c_index_of(const npy_array *a, uint64_t pos) {
@@ -377,8 +387,7 @@ static uint64_t c_index_of(const npy_array *a, uint64_t pos) {
   return c;
 }
 
-int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch,
-                codec_err *err) {
+int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch, codec_err *err) {
   dt_type t = a->dtype.type, out = res->dtype.type;
   char from = dt_kind(t), to = dt_kind(out);
   size_t osize = dt_size(out), m, i;
@@ -410,8 +419,14 @@ int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, un
           break;
         case DT_FLOAT32: kn_to_f32(t, p, o, m); break; /* straight into the result */
         case DT_FLOAT64: kn_to_f64(t, p, o, m); break;
-        case DT_COMPLEX64: kn_to_c64(t, p, (float *)(void *)tmp, m); memcpy(o, tmp, m * 8); break;
-        default: kn_to_c128(t, p, d, m); memcpy(o, tmp, m * 16); break;
+        case DT_COMPLEX64:
+          kn_to_c64(t, p, (float *)(void *)tmp, m);
+          memcpy(o, tmp, m * 8);
+          break;
+        default:
+          kn_to_c128(t, p, d, m);
+          memcpy(o, tmp, m * 16);
+          break;
       }
     } else if (from != DT_KIND_FLOAT && from != DT_KIND_COMPLEX) {
       kn_to_i64(t, p, q, m); /* integers wrap, anything non-zero is True */
@@ -482,14 +497,14 @@ int am_reshape_plan(const npy_array *a, int ndim, const int64_t *shape, npy_arra
 /* dst (rows x cols, C order) = the matrix whose element (i, j) is at
 ** src + (i + j * stride) * SIZE: a transpose. It goes in bands of rows that
 ** share source cache lines, so each line is read once, not once per row. */
-#define TRANSPOSE_BANDS(SIZE)                                                      \
-  for (i0 = 0; i0 < rows; i0 += band) {                                            \
-    uint64_t i1 = rows - i0 < band ? rows : i0 + band;                             \
-    for (j = 0; j < cols; j++) {                                                   \
-      const unsigned char *s = src + (j * stride + i0) * SIZE;                     \
-      unsigned char *d = dst + (i0 * cols + j) * SIZE;                             \
-      for (i = i0; i < i1; i++, s += SIZE, d += cols * SIZE) memcpy(d, s, SIZE);   \
-    }                                                                              \
+#define TRANSPOSE_BANDS(SIZE)                                                    \
+  for (i0 = 0; i0 < rows; i0 += band) {                                          \
+    uint64_t i1 = rows - i0 < band ? rows : i0 + band;                           \
+    for (j = 0; j < cols; j++) {                                                 \
+      const unsigned char *s = src + (j * stride + i0) * SIZE;                   \
+      unsigned char *d = dst + (i0 * cols + j) * SIZE;                           \
+      for (i = i0; i < i1; i++, s += SIZE, d += cols * SIZE) memcpy(d, s, SIZE); \
+    }                                                                            \
   }
 
 static void transpose_2d(unsigned char *dst, const unsigned char *src, uint64_t rows, uint64_t cols, uint64_t stride,
@@ -603,8 +618,7 @@ void am_reduce(const npy_array *a, unsigned what, am_stats *st, unsigned char *s
   ** summation tree). Min, max and counts of float arrays that need no
   ** conversion take the whole array in one call, which keeps their vector
   ** lanes going instead of folding them every block. */
-  whole = (t == DT_FLOAT32 || t == DT_FLOAT64) && am_iter_in_place(&it) &&
-          !(what & (AM_SUM | AM_SUMSQ | AM_SUMABS));
+  whole = (t == DT_FLOAT32 || t == DT_FLOAT64) && am_iter_in_place(&it) && !(what & (AM_SUM | AM_SUMSQ | AM_SUMABS));
   for (pos = 0; pos < a->numel; pos += m) {
     const unsigned char *p;
     if (whole) {
@@ -772,8 +786,8 @@ int am_allclose_shapes(const npy_array *a, const npy_array *b, codec_err *err) {
   return shape_error(err, a, b, " (arrays compare when their shapes are equal or one is a () scalar)");
 }
 
-int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol, int *close,
-                unsigned char *scratch, codec_err *err) {
+int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol, int *close, unsigned char *scratch,
+                codec_err *err) {
   int cplx = dt_kind(a->dtype.type) == DT_KIND_COMPLEX || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
   int a_scalar = a->ndim == 0, b_scalar = b->ndim == 0, ck = cplx ? CK_C128 : CK_F64;
   const npy_array *shape_of = a_scalar ? b : a;
@@ -841,8 +855,10 @@ static void acc_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *sc
       case ACC_AXPY: {
         const unsigned char *p = am_iter_next(&it, m, scratch);
         double *acc = j->acc;
-        if (cplx) kn_axpy_c(t, p, j->w, acc + 2 * pos, m, j->first, j->keep);
-        else kn_axpy(t, p, j->w, acc + pos, m, j->first, j->keep);
+        if (cplx)
+          kn_axpy_c(t, p, j->w, acc + 2 * pos, m, j->first, j->keep);
+        else
+          kn_axpy(t, p, j->w, acc + pos, m, j->first, j->keep);
         break;
       }
       case ACC_INT: {

@@ -85,8 +85,7 @@ void am_scale_run(const npy_array *a, double s, const npy_array *res, unsigned c
 /* a.astype(dtype) (memory order kept). Fails on NaN, infinity or an
 ** out-of-range value cast to an integer type (NumPy leaves those undefined). */
 void am_cast_plan(const npy_array *a, dt_dtype to, npy_array *res);
-int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch,
-                codec_err *err);
+int am_cast_run(const npy_array *a, const npy_array *res, unsigned char *dst, unsigned char *scratch, codec_err *err);
 
 /* a.reshape(shape) in C index order; one dimension may be -1. The dtype and
 ** its byte order are kept. */
@@ -116,15 +115,15 @@ unsigned char *am_scratch(void);
 /* --- reductions -------------------------------------------------------------- */
 
 enum {
-  AM_SUM = 1,        /* sum_re, sum_im */
-  AM_MIN = 2,        /* min by kind (not for complex) */
-  AM_MAX = 128,      /* max by kind (not for complex) */
+  AM_SUM = 1,   /* sum_re, sum_im */
+  AM_MIN = 2,   /* min by kind (not for complex) */
+  AM_MAX = 128, /* max by kind (not for complex) */
   AM_MINMAX = AM_MIN | AM_MAX,
-  AM_STD = 4,        /* m2 = sum |x - mean|^2, with mean = sum / count (needs AM_SUM) */
-  AM_SUMSQ = 8,      /* sum |x|^2 */
-  AM_SUMABS = 16,    /* sum |x| */
-  AM_MAXABS = 32,    /* max |x| */
-  AM_NONFINITE = 64  /* NaN and infinite elements */
+  AM_STD = 4,       /* m2 = sum |x - mean|^2, with mean = sum / count (needs AM_SUM) */
+  AM_SUMSQ = 8,     /* sum |x|^2 */
+  AM_SUMABS = 16,   /* sum |x| */
+  AM_MAXABS = 32,   /* max |x| */
+  AM_NONFINITE = 64 /* NaN and infinite elements */
 };
 
 typedef struct am_stats {
@@ -151,14 +150,13 @@ typedef struct am_dot_result {
 
 /* Flat dot product of two arrays of equal shape (either may be complex);
 ** aa and bb only when `norms`. */
-int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, unsigned char *scratch,
-           codec_err *err);
+int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, unsigned char *scratch, codec_err *err);
 
 /* Can a and b be compared by am_allclose (equal shapes or a () scalar)? */
 int am_allclose_shapes(const npy_array *a, const npy_array *b, codec_err *err);
 /* np.allclose(a, b, rtol, atol): equal shapes or a () scalar. */
-int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol, int *close,
-                unsigned char *scratch, codec_err *err);
+int am_allclose(const npy_array *a, const npy_array *b, double rtol, double atol, int *close, unsigned char *scratch,
+                codec_err *err);
 
 /* --- accumulation, for the aggregates ------------------------------------ */
 

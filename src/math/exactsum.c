@@ -177,9 +177,14 @@ static int products_exact(dt_type t, double w) {
   if (w == 1 || w == -1) return 1;
   if (!(fabs(w) <= 0x1p29) || w != floor(w)) return 0;
   switch (t) {
-    case DT_BOOL: case DT_INT8: case DT_UINT8: case DT_INT16: case DT_UINT16: case DT_FLOAT16:
-    case DT_FLOAT32: case DT_COMPLEX64:
-      return 1;
+    case DT_BOOL:
+    case DT_INT8:
+    case DT_UINT8:
+    case DT_INT16:
+    case DT_UINT16:
+    case DT_FLOAT16:
+    case DT_FLOAT32:
+    case DT_COMPLEX64: return 1;
     default: return 0;
   }
 }
@@ -199,14 +204,18 @@ void xs_axpy(const npy_array *a, int fortran, double w, int exact, double *const
     uint64_t at = cplx ? 2 * pos : pos;
     m = a->numel - pos < KN_BLOCK ? (size_t)(a->numel - pos) : KN_BLOCK;
     p = am_iter_next(&it, m, scratch);
-    if (cplx) kn_to_c128(t, p, x, m);
-    else kn_to_f64(t, p, x, m);
+    if (cplx)
+      kn_to_c128(t, p, x, m);
+    else
+      kn_to_f64(t, p, x, m);
     n = cplx ? 2 * m : m;
     if (block_plain_hot(x, n, w, comp[0] + at, comp[1] + at, prod_exact)) continue;
     for (i = 0; i < n; i++) {
       for (j = 0; j < XS_N; j++) v[j] = comp[j][at + i];
-      if (exact) xs_add_product(v, w, x[i]);
-      else xs_add(v, w * x[i]);
+      if (exact)
+        xs_add_product(v, w, x[i]);
+      else
+        xs_add(v, w * x[i]);
       for (j = 0; j < XS_N; j++) comp[j][at + i] = v[j];
     }
   }

@@ -20,11 +20,11 @@ typedef unsigned char uchar;
 
 /* --- element access ------------------------------------------------------ */
 
-#define DEF_LD(NAME, T)                                      \
-  static inline T NAME(const uchar *p, size_t i) {           \
-    T v;                                                     \
-    memcpy(&v, p + i * sizeof(T), sizeof(T));                \
-    return v;                                                \
+#define DEF_LD(NAME, T)                            \
+  static inline T NAME(const uchar *p, size_t i) { \
+    T v;                                           \
+    memcpy(&v, p + i * sizeof(T), sizeof(T));      \
+    return v;                                      \
   }
 #define DEF_ST(NAME, T) \
   static inline void NAME(uchar *p, size_t i, T v) { memcpy(p + i * sizeof(T), &v, sizeof(T)); }
@@ -125,19 +125,43 @@ double kn_cascade_sum(const kn_cascade *c) {
 /* Element i of the destination = (DT)LD(s, i), stored with ST (no
 ** alignment needed), for every integer and float source type; the complex
 ** and bool cases differ per target and are written out. */
-#define CONVERT_REAL_CASES(DT, ST)                                                \
-  case DT_INT8: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i8(s, i)); break;         \
-  case DT_INT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i16(s, i)); break;       \
-  case DT_INT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i32(s, i)); break;       \
-  case DT_INT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_i64(s, i)); break;       \
-  case DT_UINT8: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u8(s, i)); break;        \
-  case DT_UINT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u16(s, i)); break;      \
-  case DT_UINT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u32(s, i)); break;      \
-  case DT_UINT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_u64(s, i)); break;      \
-  case DT_FLOAT16: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f16(s, i)); break;     \
-  case DT_FLOAT32: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f32(s, i)); break;     \
-  case DT_FLOAT64: for (i = 0; i < n; i++) ST(d, i, (DT)ld_f64(s, i)); break;     \
-  case DT_BOOL: for (i = 0; i < n; i++) ST(d, i, (DT)(ld_u8(s, i) != 0)); break
+#define CONVERT_REAL_CASES(DT, ST)                            \
+  case DT_INT8:                                               \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_i8(s, i));        \
+    break;                                                    \
+  case DT_INT16:                                              \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_i16(s, i));       \
+    break;                                                    \
+  case DT_INT32:                                              \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_i32(s, i));       \
+    break;                                                    \
+  case DT_INT64:                                              \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_i64(s, i));       \
+    break;                                                    \
+  case DT_UINT8:                                              \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_u8(s, i));        \
+    break;                                                    \
+  case DT_UINT16:                                             \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_u16(s, i));       \
+    break;                                                    \
+  case DT_UINT32:                                             \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_u32(s, i));       \
+    break;                                                    \
+  case DT_UINT64:                                             \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_u64(s, i));       \
+    break;                                                    \
+  case DT_FLOAT16:                                            \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_f16(s, i));       \
+    break;                                                    \
+  case DT_FLOAT32:                                            \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_f32(s, i));       \
+    break;                                                    \
+  case DT_FLOAT64:                                            \
+    for (i = 0; i < n; i++) ST(d, i, (DT)ld_f64(s, i));       \
+    break;                                                    \
+  case DT_BOOL:                                               \
+    for (i = 0; i < n; i++) ST(d, i, (DT)(ld_u8(s, i) != 0)); \
+    break
 
 KN_HOT static void to_f64_hot(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   const uchar *s = src;
@@ -145,13 +169,15 @@ KN_HOT static void to_f64_hot(dt_type t, const void *restrict src, void *restric
   size_t i;
   switch (t) {
     CONVERT_REAL_CASES(double, st_f64);
-    case DT_COMPLEX64: for (i = 0; i < n; i++) st_f64(d, i, ld_f32(s, 2 * i)); break;
-    default: for (i = 0; i < n; i++) st_f64(d, i, ld_f64(s, 2 * i)); break;
+    case DT_COMPLEX64:
+      for (i = 0; i < n; i++) st_f64(d, i, ld_f32(s, 2 * i));
+      break;
+    default:
+      for (i = 0; i < n; i++) st_f64(d, i, ld_f64(s, 2 * i));
+      break;
   }
 }
-void kn_to_f64(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
-  to_f64_hot(t, src, dst, n);
-}
+void kn_to_f64(dt_type t, const void *restrict src, void *restrict dst, size_t n) { to_f64_hot(t, src, dst, n); }
 
 KN_HOT static void to_f32_hot(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
   const uchar *s = src;
@@ -159,13 +185,15 @@ KN_HOT static void to_f32_hot(dt_type t, const void *restrict src, void *restric
   size_t i;
   switch (t) {
     CONVERT_REAL_CASES(float, st_f32);
-    case DT_COMPLEX64: for (i = 0; i < n; i++) st_f32(d, i, ld_f32(s, 2 * i)); break;
-    default: for (i = 0; i < n; i++) st_f32(d, i, (float)ld_f64(s, 2 * i)); break;
+    case DT_COMPLEX64:
+      for (i = 0; i < n; i++) st_f32(d, i, ld_f32(s, 2 * i));
+      break;
+    default:
+      for (i = 0; i < n; i++) st_f32(d, i, (float)ld_f64(s, 2 * i));
+      break;
   }
 }
-void kn_to_f32(dt_type t, const void *restrict src, void *restrict dst, size_t n) {
-  to_f32_hot(t, src, dst, n);
-}
+void kn_to_f32(dt_type t, const void *restrict src, void *restrict dst, size_t n) { to_f32_hot(t, src, dst, n); }
 
 void kn_to_c128(dt_type t, const void *restrict src, double *restrict dst, size_t n) {
   const uchar *s = src;
@@ -204,28 +232,44 @@ KN_HOT static void to_i64_hot(dt_type t, const void *restrict src, int64_t *rest
   const uchar *s = src;
   size_t i;
   switch (t) {
-    case DT_BOOL: for (i = 0; i < n; i++) dst[i] = ld_u8(s, i) != 0; break;
-    case DT_INT8: for (i = 0; i < n; i++) dst[i] = ld_i8(s, i); break;
-    case DT_INT16: for (i = 0; i < n; i++) dst[i] = ld_i16(s, i); break;
-    case DT_INT32: for (i = 0; i < n; i++) dst[i] = ld_i32(s, i); break;
-    case DT_UINT8: for (i = 0; i < n; i++) dst[i] = ld_u8(s, i); break;
-    case DT_UINT16: for (i = 0; i < n; i++) dst[i] = ld_u16(s, i); break;
-    case DT_UINT32: for (i = 0; i < n; i++) dst[i] = ld_u32(s, i); break;
+    case DT_BOOL:
+      for (i = 0; i < n; i++) dst[i] = ld_u8(s, i) != 0;
+      break;
+    case DT_INT8:
+      for (i = 0; i < n; i++) dst[i] = ld_i8(s, i);
+      break;
+    case DT_INT16:
+      for (i = 0; i < n; i++) dst[i] = ld_i16(s, i);
+      break;
+    case DT_INT32:
+      for (i = 0; i < n; i++) dst[i] = ld_i32(s, i);
+      break;
+    case DT_UINT8:
+      for (i = 0; i < n; i++) dst[i] = ld_u8(s, i);
+      break;
+    case DT_UINT16:
+      for (i = 0; i < n; i++) dst[i] = ld_u16(s, i);
+      break;
+    case DT_UINT32:
+      for (i = 0; i < n; i++) dst[i] = ld_u32(s, i);
+      break;
     case DT_INT64:
     case DT_UINT64: memcpy(dst, src, n * 8); break;
     default: memset(dst, 0, n * 8); break; /* not an integer type: callers never ask */
   }
 }
-void kn_to_i64(dt_type t, const void *restrict src, int64_t *restrict dst, size_t n) {
-  to_i64_hot(t, src, dst, n);
-}
+void kn_to_i64(dt_type t, const void *restrict src, int64_t *restrict dst, size_t n) { to_i64_hot(t, src, dst, n); }
 
 KN_HOT static void from_f64_hot(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
   size_t i;
   switch (t) {
-    case DT_FLOAT16: for (i = 0; i < n; i++) st_f16(d, i, src[i]); break;
-    case DT_FLOAT32: for (i = 0; i < n; i++) st_f32(d, i, (float)src[i]); break;
+    case DT_FLOAT16:
+      for (i = 0; i < n; i++) st_f16(d, i, src[i]);
+      break;
+    case DT_FLOAT32:
+      for (i = 0; i < n; i++) st_f32(d, i, (float)src[i]);
+      break;
     case DT_COMPLEX64:
       for (i = 0; i < n; i++) {
         st_f32(d, 2 * i, (float)src[i]);
@@ -241,9 +285,7 @@ KN_HOT static void from_f64_hot(dt_type t, const double *restrict src, void *res
     default: memcpy(dst, src, n * 8); break;
   }
 }
-void kn_from_f64(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
-  from_f64_hot(t, src, dst, n);
-}
+void kn_from_f64(dt_type t, const double *restrict src, void *restrict dst, size_t n) { from_f64_hot(t, src, dst, n); }
 
 KN_HOT static void from_f32_hot(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
@@ -254,9 +296,7 @@ KN_HOT static void from_f32_hot(dt_type t, const float *restrict src, void *rest
     memcpy(dst, src, n * 4);
   }
 }
-void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_t n) {
-  from_f32_hot(t, src, dst, n);
-}
+void kn_from_f32(dt_type t, const float *restrict src, void *restrict dst, size_t n) { from_f32_hot(t, src, dst, n); }
 
 void kn_from_c128(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
@@ -279,14 +319,16 @@ KN_HOT static void from_i64_hot(dt_type t, const int64_t *restrict src, void *re
         for (i = 0; i < n; i++) st_u8(d, i, (uint8_t)(uint64_t)src[i]);
       }
       break;
-    case 2: for (i = 0; i < n; i++) st_u16(d, i, (uint16_t)(uint64_t)src[i]); break;
-    case 4: for (i = 0; i < n; i++) st_u32(d, i, (uint32_t)(uint64_t)src[i]); break;
+    case 2:
+      for (i = 0; i < n; i++) st_u16(d, i, (uint16_t)(uint64_t)src[i]);
+      break;
+    case 4:
+      for (i = 0; i < n; i++) st_u32(d, i, (uint32_t)(uint64_t)src[i]);
+      break;
     default: memcpy(dst, src, n * 8); break;
   }
 }
-void kn_from_i64(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) {
-  from_i64_hot(t, src, dst, n);
-}
+void kn_from_i64(dt_type t, const int64_t *restrict src, void *restrict dst, size_t n) { from_i64_hot(t, src, dst, n); }
 
 size_t kn_f64_to_int(dt_type t, const double *restrict src, void *restrict dst, size_t n) {
   uchar *d = dst;
@@ -317,24 +359,28 @@ size_t kn_f64_to_int(dt_type t, const double *restrict src, void *restrict dst, 
 
 /* --- elementwise arithmetic ----------------------------------------------- */
 
-#define BINARY_LOOPS(LD, ST, T)                                                         \
-  switch (op) {                                                                         \
-    case KN_ADD: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) + LD(pb, i))); break;   \
-    case KN_SUB: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) - LD(pb, i))); break;   \
-    default: for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) * LD(pb, i))); break;       \
+#define BINARY_LOOPS(LD, ST, T)                                     \
+  switch (op) {                                                     \
+    case KN_ADD:                                                    \
+      for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) + LD(pb, i))); \
+      break;                                                        \
+    case KN_SUB:                                                    \
+      for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) - LD(pb, i))); \
+      break;                                                        \
+    default:                                                        \
+      for (i = 0; i < n; i++) ST(o, i, (T)(LD(pa, i) * LD(pb, i))); \
+      break;                                                        \
   }
 
 /* One hot loop per storage type, each with its exported entry point. */
-#define DEF_BINARY(NAME, LD, ST, T)                                                        \
+#define DEF_BINARY(NAME, LD, ST, T)                                                                   \
   KN_HOT static void NAME##_hot(int op, const void *a, const void *b, void *restrict out, size_t n) { \
-    const uchar *pa = a, *pb = b;                                                         \
-    uchar *o = out;                                                                       \
-    size_t i;                                                                             \
-    BINARY_LOOPS(LD, ST, T)                                                               \
-  }                                                                                       \
-  void kn_##NAME(int op, const void *a, const void *b, void *restrict out, size_t n) {     \
-    NAME##_hot(op, a, b, out, n);                                                         \
-  }
+    const uchar *pa = a, *pb = b;                                                                     \
+    uchar *o = out;                                                                                   \
+    size_t i;                                                                                         \
+    BINARY_LOOPS(LD, ST, T)                                                                           \
+  }                                                                                                   \
+  void kn_##NAME(int op, const void *a, const void *b, void *restrict out, size_t n) { NAME##_hot(op, a, b, out, n); }
 
 DEF_BINARY(binary_f64, ld_f64, st_f64, double)
 DEF_BINARY(binary_f32, ld_f32, st_f32, float)
@@ -342,17 +388,17 @@ DEF_BINARY(binary_f32, ld_f32, st_f32, float)
 ** are the two's complement result NumPy gives. */
 DEF_BINARY(binary_i64, ld_u64, st_u64, uint64_t)
 
-#define COMPLEX_LOOPS(LD, ST)                                            \
-  for (i = 0; i < n; i++) {                                              \
-    ar = LD(pa, 2 * i), ai = LD(pa, 2 * i + 1);                          \
-    br = LD(pb, 2 * i), bi = LD(pb, 2 * i + 1);                          \
-    switch (op) {                                                        \
-      case KN_ADD: rr = ar + br, ri = ai + bi; break;                    \
-      case KN_SUB: rr = ar - br, ri = ai - bi; break;                    \
-      default: rr = ar * br - ai * bi, ri = ar * bi + ai * br; break;    \
-    }                                                                    \
-    ST(o, 2 * i, rr);                                                    \
-    ST(o, 2 * i + 1, ri);                                                \
+#define COMPLEX_LOOPS(LD, ST)                                         \
+  for (i = 0; i < n; i++) {                                           \
+    ar = LD(pa, 2 * i), ai = LD(pa, 2 * i + 1);                       \
+    br = LD(pb, 2 * i), bi = LD(pb, 2 * i + 1);                       \
+    switch (op) {                                                     \
+      case KN_ADD: rr = ar + br, ri = ai + bi; break;                 \
+      case KN_SUB: rr = ar - br, ri = ai - bi; break;                 \
+      default: rr = ar * br - ai * bi, ri = ar * bi + ai * br; break; \
+    }                                                                 \
+    ST(o, 2 * i, rr);                                                 \
+    ST(o, 2 * i + 1, ri);                                             \
   }
 
 void kn_binary_c128(int op, const void *a, const void *b, void *restrict out, size_t n) {
@@ -377,9 +423,7 @@ KN_HOT static void scale_f64_hot(const void *x, double s, void *restrict out, si
   size_t i;
   for (i = 0; i < n; i++) st_f64(o, i, ld_f64(p, i) * s);
 }
-void kn_scale_f64(const void *x, double s, void *restrict out, size_t n) {
-  scale_f64_hot(x, s, out, n);
-}
+void kn_scale_f64(const void *x, double s, void *restrict out, size_t n) { scale_f64_hot(x, s, out, n); }
 
 KN_HOT static void scale_f32_hot(const void *x, float s, void *restrict out, size_t n) {
   const uchar *p = x;
@@ -387,17 +431,15 @@ KN_HOT static void scale_f32_hot(const void *x, float s, void *restrict out, siz
   size_t i;
   for (i = 0; i < n; i++) st_f32(o, i, ld_f32(p, i) * s);
 }
-void kn_scale_f32(const void *x, float s, void *restrict out, size_t n) {
-  scale_f32_hot(x, s, out, n);
-}
+void kn_scale_f32(const void *x, float s, void *restrict out, size_t n) { scale_f32_hot(x, s, out, n); }
 
 /* x * (s + 0i) with the full product, so inf/NaN parts behave as in NumPy
 ** (inf * 0 is NaN). */
-#define SCALE_COMPLEX(LD, ST, T)                         \
-  for (i = 0; i < n; i++) {                              \
-    T xr = LD(p, 2 * i), xi = LD(p, 2 * i + 1), z = 0;   \
-    ST(o, 2 * i, xr * s - xi * z);                       \
-    ST(o, 2 * i + 1, xr * z + xi * s);                   \
+#define SCALE_COMPLEX(LD, ST, T)                       \
+  for (i = 0; i < n; i++) {                            \
+    T xr = LD(p, 2 * i), xi = LD(p, 2 * i + 1), z = 0; \
+    ST(o, 2 * i, xr * s - xi * z);                     \
+    ST(o, 2 * i + 1, xr * z + xi * s);                 \
   }
 
 void kn_scale_c128(const void *x, double s, void *restrict out, size_t n) {
@@ -438,7 +480,7 @@ static const kv4l kv_absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; /* 
 #define v4_f64(p, i) (*(const kv4du *)(const void *)((p) + 8 * (i)))
 #define v4_f32_(p, i) (*(const kv4fu *)(const void *)((p) + 4 * (i)))
 #define v4_f32(p, i) ((kv4d){v4_f32_(p, i)[0], v4_f32_(p, i)[1], v4_f32_(p, i)[2], v4_f32_(p, i)[3]})
-#define v4_abs(v) ((kv4d)((kv4l)(v) & kv_absmask))
+#define v4_abs(v) ((kv4d)((kv4l)(v)&kv_absmask))
 
 /* NAME(args, lo, n) sums TERM(i) for i in [lo, lo+n) as NumPy's pairwise_sum
 ** does: below 8 terms in sequence, up to 128 in 8 interleaved lanes, above
@@ -448,31 +490,31 @@ static const kv4l kv_absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; /* 
 ** leaves side by side, for more independent additions, measured slower:
 ** two load streams 512 bytes apart.) */
 #define LANES8(v0, v1) (((v0[0] + v0[1]) + (v0[2] + v0[3])) + ((v1[0] + v1[1]) + (v1[2] + v1[3])))
-#define DEF_PAIRWISE(NAME, TERM, VTERM)                                             \
-  KN_HOT static double NAME(const sum_args *a, size_t lo, size_t n) {               \
-    const uchar *x = a->x, *y = a->y;                                               \
-    double m0 = a->m0, m1 = a->m1, res;                                             \
-    kv4d M0 = {m0, m0, m0, m0}, r0, r1;                                             \
-    size_t i, half;                                                                 \
-    (void)y, (void)m0, (void)m1, (void)M0;                                          \
-    if (n < 8) {                                                                    \
-      res = 0;                                                                      \
-      for (i = 0; i < n; i++) res += TERM(lo + i);                                  \
-      return res;                                                                   \
-    }                                                                               \
-    if (n <= 128) {                                                                 \
-      r0 = VTERM(lo);                                                               \
-      r1 = VTERM(lo + 4);                                                           \
-      for (i = 8; i + 8 <= n; i += 8) {                                             \
-        r0 += VTERM(lo + i);                                                        \
-        r1 += VTERM(lo + i + 4);                                                    \
-      }                                                                             \
-      res = LANES8(r0, r1);                                                         \
-      for (; i < n; i++) res += TERM(lo + i);                                       \
-      return res;                                                                   \
-    }                                                                               \
-    half = n / 2 - n / 2 % 8;                                                       \
-    return NAME(a, lo, half) + NAME(a, lo + half, n - half);                        \
+#define DEF_PAIRWISE(NAME, TERM, VTERM)                               \
+  KN_HOT static double NAME(const sum_args *a, size_t lo, size_t n) { \
+    const uchar *x = a->x, *y = a->y;                                 \
+    double m0 = a->m0, m1 = a->m1, res;                               \
+    kv4d M0 = {m0, m0, m0, m0}, r0, r1;                               \
+    size_t i, half;                                                   \
+    (void)y, (void)m0, (void)m1, (void)M0;                            \
+    if (n < 8) {                                                      \
+      res = 0;                                                        \
+      for (i = 0; i < n; i++) res += TERM(lo + i);                    \
+      return res;                                                     \
+    }                                                                 \
+    if (n <= 128) {                                                   \
+      r0 = VTERM(lo);                                                 \
+      r1 = VTERM(lo + 4);                                             \
+      for (i = 8; i + 8 <= n; i += 8) {                               \
+        r0 += VTERM(lo + i);                                          \
+        r1 += VTERM(lo + i + 4);                                      \
+      }                                                               \
+      res = LANES8(r0, r1);                                           \
+      for (; i < n; i++) res += TERM(lo + i);                         \
+      return res;                                                     \
+    }                                                                 \
+    half = n / 2 - n / 2 % 8;                                         \
+    return NAME(a, lo, half) + NAME(a, lo + half, n - half);          \
   }
 
 #define T_X(i) ld_f64(x, i)
@@ -482,8 +524,8 @@ static const kv4l kv_absmask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; /* 
 #define T_PROD(i) (ld_f64(x, i) * ld_f64(y, i))
 #define T_SQ_C(i) (ld_f64(x, 2 * (i)) * ld_f64(x, 2 * (i)) + ld_f64(x, 2 * (i) + 1) * ld_f64(x, 2 * (i) + 1))
 #define T_ABS_C(i) hypot(ld_f64(x, 2 * (i)), ld_f64(x, 2 * (i) + 1))
-#define T_SQDEV_C(i)                                                    \
-  ((ld_f64(x, 2 * (i)) - m0) * (ld_f64(x, 2 * (i)) - m0) +              \
+#define T_SQDEV_C(i)                                       \
+  ((ld_f64(x, 2 * (i)) - m0) * (ld_f64(x, 2 * (i)) - m0) + \
    (ld_f64(x, 2 * (i) + 1) - m1) * (ld_f64(x, 2 * (i) + 1) - m1))
 
 #define T_X32(i) ((double)ld_f32(x, i))
@@ -534,12 +576,21 @@ static sum_args args_of(const void *x, const void *y, double m0, double m1) {
 
 /* The public entry points: a pairwise sum over x alone, over x around a
 ** mean (or a complex mean), and over x and y. */
-#define DEF_SUM_X(NAME, PW) \
-  double NAME(const void *x, size_t n) { sum_args a = args_of(x, NULL, 0, 0); return PW(&a, 0, n); }
-#define DEF_SUM_MEAN(NAME, PW) \
-  double NAME(const void *x, double mean, size_t n) { sum_args a = args_of(x, NULL, mean, 0); return PW(&a, 0, n); }
-#define DEF_SUM_XY(NAME, PW) \
-  double NAME(const void *x, const void *y, size_t n) { sum_args a = args_of(x, y, 0, 0); return PW(&a, 0, n); }
+#define DEF_SUM_X(NAME, PW)              \
+  double NAME(const void *x, size_t n) { \
+    sum_args a = args_of(x, NULL, 0, 0); \
+    return PW(&a, 0, n);                 \
+  }
+#define DEF_SUM_MEAN(NAME, PW)                        \
+  double NAME(const void *x, double mean, size_t n) { \
+    sum_args a = args_of(x, NULL, mean, 0);           \
+    return PW(&a, 0, n);                              \
+  }
+#define DEF_SUM_XY(NAME, PW)                            \
+  double NAME(const void *x, const void *y, size_t n) { \
+    sum_args a = args_of(x, y, 0, 0);                   \
+    return PW(&a, 0, n);                                \
+  }
 
 DEF_SUM_X(kn_sum, pw_sum)
 DEF_SUM_X(kn_sum_sq, pw_sum_sq)
@@ -570,9 +621,7 @@ KN_HOT static void sum_int_hot(const int64_t *x, size_t n, int is_unsigned, uint
   acc[0] = lo;
   acc[1] = hi;
 }
-void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
-  sum_int_hot(x, n, is_unsigned, acc);
-}
+void kn_sum_int(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) { sum_int_hot(x, n, is_unsigned, acc); }
 
 double kn_int128_to_double(const uint64_t acc[2]) {
   uint64_t lo = acc[0], hi = acc[1];
@@ -612,44 +661,44 @@ typedef int32_t kv8i __attribute__((vector_size(32)));
 ** 2 (the other pointer is unused). The accumulators are named vectors, not
 ** an array, so they stay in registers: two sets, enough to overlap the
 ** compare-and-select chains, few enough not to run out of registers. */
-#define MINMAX_STEP(k, T, VT, MT, WANT)                                           \
-  memcpy(&a, p + sizeof(T) * i + sizeof(VT) * k, sizeof(VT));                     \
-  if (WANT & 1) l##k = VSEL(VT, MT, a < l##k, a, l##k);                           \
-  if (WANT & 2) h##k = VSEL(VT, MT, a > h##k, a, h##k);                           \
+#define MINMAX_STEP(k, T, VT, MT, WANT)                       \
+  memcpy(&a, p + sizeof(T) * i + sizeof(VT) * k, sizeof(VT)); \
+  if (WANT & 1) l##k = VSEL(VT, MT, a < l##k, a, l##k);       \
+  if (WANT & 2) h##k = VSEL(VT, MT, a > h##k, a, h##k);       \
   nn |= a != a;
-#define DEF_MINMAX(NAME, T, VT, MT, W, LD, WANT)                                  \
-  KN_HOT static int NAME(const void *x, size_t n, T *mn, T *mx) {                 \
-    const uchar *p = x;                                                           \
-    T lo = (WANT & 1) ? *mn : 0, hi = (WANT & 2) ? *mx : 0;                       \
-    size_t i = 0;                                                                 \
-    int nan = 0, j, k;                                                            \
-    if (n >= 2 * W) {                                                             \
-      VT l0, l1, h0, h1, a, lanes[4];                                             \
-      MT nn = {0};                                                                \
-      memcpy(&l0, p, sizeof(VT));                                                 \
-      l1 = h0 = h1 = l0;                                                          \
-      for (i = 0; i + 2 * W <= n; i += 2 * W) {                                   \
-        MINMAX_STEP(0, T, VT, MT, WANT)                                           \
-        MINMAX_STEP(1, T, VT, MT, WANT)                                           \
-      }                                                                           \
-      lanes[0] = l0, lanes[1] = l1, lanes[2] = h0, lanes[3] = h1;                 \
-      for (k = 0; k < 2; k++) {                                                   \
-        for (j = 0; j < W; j++) {                                                 \
-          if (lanes[k][j] < lo) lo = lanes[k][j];                                 \
-          if (lanes[2 + k][j] > hi) hi = lanes[2 + k][j];                         \
-        }                                                                         \
-      }                                                                           \
-      for (j = 0; j < W; j++) nan |= nn[j] != 0;                                  \
-    }                                                                             \
-    for (; i < n; i++) {                                                          \
-      T v = LD(p, i);                                                             \
-      if (v < lo) lo = v;                                                         \
-      if (v > hi) hi = v;                                                         \
-      nan |= v != v;                                                              \
-    }                                                                             \
-    if (WANT & 1) *mn = lo;                                                       \
-    if (WANT & 2) *mx = hi;                                                       \
-    return nan;                                                                   \
+#define DEF_MINMAX(NAME, T, VT, MT, W, LD, WANT)                  \
+  KN_HOT static int NAME(const void *x, size_t n, T *mn, T *mx) { \
+    const uchar *p = x;                                           \
+    T lo = (WANT & 1) ? *mn : 0, hi = (WANT & 2) ? *mx : 0;       \
+    size_t i = 0;                                                 \
+    int nan = 0, j, k;                                            \
+    if (n >= 2 * W) {                                             \
+      VT l0, l1, h0, h1, a, lanes[4];                             \
+      MT nn = {0};                                                \
+      memcpy(&l0, p, sizeof(VT));                                 \
+      l1 = h0 = h1 = l0;                                          \
+      for (i = 0; i + 2 * W <= n; i += 2 * W) {                   \
+        MINMAX_STEP(0, T, VT, MT, WANT)                           \
+        MINMAX_STEP(1, T, VT, MT, WANT)                           \
+      }                                                           \
+      lanes[0] = l0, lanes[1] = l1, lanes[2] = h0, lanes[3] = h1; \
+      for (k = 0; k < 2; k++) {                                   \
+        for (j = 0; j < W; j++) {                                 \
+          if (lanes[k][j] < lo) lo = lanes[k][j];                 \
+          if (lanes[2 + k][j] > hi) hi = lanes[2 + k][j];         \
+        }                                                         \
+      }                                                           \
+      for (j = 0; j < W; j++) nan |= nn[j] != 0;                  \
+    }                                                             \
+    for (; i < n; i++) {                                          \
+      T v = LD(p, i);                                             \
+      if (v < lo) lo = v;                                         \
+      if (v > hi) hi = v;                                         \
+      nan |= v != v;                                              \
+    }                                                             \
+    if (WANT & 1) *mn = lo;                                       \
+    if (WANT & 2) *mx = hi;                                       \
+    return nan;                                                   \
   }
 
 DEF_MINMAX(min_f64, double, kv4d, kv4l, 4, ld_f64, 1)
@@ -701,9 +750,7 @@ KN_HOT static int max_abs_f32_hot(const void *x, size_t n, float *mx) {
   *mx = hi;
   return nan;
 }
-int kn_max_abs_f32(const void *x, size_t n, float *mx) {
-  return max_abs_f32_hot(x, n, mx);
-}
+int kn_max_abs_f32(const void *x, size_t n, float *mx) { return max_abs_f32_hot(x, n, mx); }
 
 KN_HOT static uint64_t count_nonfinite_f32_hot(const void *x, size_t n) {
   const uchar *p = x;
@@ -712,9 +759,7 @@ KN_HOT static uint64_t count_nonfinite_f32_hot(const void *x, size_t n) {
   for (i = 0; i < n; i++) c += (ld_u32(p, i) & 0x7f800000u) == 0x7f800000u;
   return c;
 }
-uint64_t kn_count_nonfinite_f32(const void *x, size_t n) {
-  return count_nonfinite_f32_hot(x, n);
-}
+uint64_t kn_count_nonfinite_f32(const void *x, size_t n) { return count_nonfinite_f32_hot(x, n); }
 
 KN_HOT static int max_abs_hot(const void *x, size_t n, int complex_pairs, double *mx) {
   const uchar *p = x;
@@ -729,22 +774,20 @@ KN_HOT static int max_abs_hot(const void *x, size_t n, int complex_pairs, double
   *mx = hi;
   return nan;
 }
-int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) {
-  return max_abs_hot(x, n, complex_pairs, mx);
-}
+int kn_max_abs(const void *x, size_t n, int complex_pairs, double *mx) { return max_abs_hot(x, n, complex_pairs, mx); }
 
 /* Integer min/max, signed and unsigned: one loop each, with its entry point. */
-#define DEF_MINMAX_INT(NAME, T)                                                 \
-  KN_HOT static void NAME##_hot(const T *x, size_t n, T *mn, T *mx) {           \
-    T lo = *mn, hi = *mx;                                                       \
-    size_t i;                                                                   \
-    for (i = 0; i < n; i++) {                                                   \
-      lo = x[i] < lo ? x[i] : lo;                                               \
-      hi = x[i] > hi ? x[i] : hi;                                               \
-    }                                                                           \
-    *mn = lo;                                                                   \
-    *mx = hi;                                                                   \
-  }                                                                             \
+#define DEF_MINMAX_INT(NAME, T)                                       \
+  KN_HOT static void NAME##_hot(const T *x, size_t n, T *mn, T *mx) { \
+    T lo = *mn, hi = *mx;                                             \
+    size_t i;                                                         \
+    for (i = 0; i < n; i++) {                                         \
+      lo = x[i] < lo ? x[i] : lo;                                     \
+      hi = x[i] > hi ? x[i] : hi;                                     \
+    }                                                                 \
+    *mn = lo;                                                         \
+    *mx = hi;                                                         \
+  }                                                                   \
   void kn_##NAME(const T *x, size_t n, T *mn, T *mx) { NAME##_hot(x, n, mn, mx); }
 
 DEF_MINMAX_INT(minmax_i64, int64_t)
@@ -800,15 +843,15 @@ int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, doubl
 
 /* acc[i] = mode SET: w * x[i]; ADD: acc[i] + w * x[i]; KEEP: keep * acc[i] + w * x[i]
 ** (each product and the sum rounded on its own: no FMA in src/math). */
-#define AXPY_LOOP(N, ACC, X)                                             \
-  do {                                                                   \
-    if (mode == KN_ACC_SET) {                                            \
-      for (i = 0; i < (N); i++) (ACC)[i] = w * (X);                      \
-    } else if (mode == KN_ACC_KEEP) {                                    \
-      for (i = 0; i < (N); i++) (ACC)[i] = keep * (ACC)[i] + w * (X);    \
-    } else {                                                             \
-      for (i = 0; i < (N); i++) (ACC)[i] += w * (X);                     \
-    }                                                                    \
+#define AXPY_LOOP(N, ACC, X)                                          \
+  do {                                                                \
+    if (mode == KN_ACC_SET) {                                         \
+      for (i = 0; i < (N); i++) (ACC)[i] = w * (X);                   \
+    } else if (mode == KN_ACC_KEEP) {                                 \
+      for (i = 0; i < (N); i++) (ACC)[i] = keep * (ACC)[i] + w * (X); \
+    } else {                                                          \
+      for (i = 0; i < (N); i++) (ACC)[i] += w * (X);                  \
+    }                                                                 \
   } while (0)
 
 KN_HOT static void axpy_hot(dt_type t, const void *restrict x, double w, double *restrict acc, size_t n, int mode,
@@ -870,23 +913,25 @@ KN_HOT static void div_store_hot(dt_type t, const double *acc, int pairs, double
     size_t m = n - off < AXPY_CHUNK / 2 ? n - off : AXPY_CHUNK / 2;
     const double *src = acc + off * per;
     for (i = 0; i < m * per; i++) tmp[i] = src[i] / div;
-    if (pairs) kn_from_c128(t, tmp, d + off * osize, m);
-    else kn_from_f64(t, tmp, d + off * osize, m);
+    if (pairs)
+      kn_from_c128(t, tmp, d + off * osize, m);
+    else
+      kn_from_f64(t, tmp, d + off * osize, m);
   }
 }
 void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst, size_t n) {
   div_store_hot(t, acc, pairs, div, dst, n);
 }
 
-#define MINMAX_INT(LD, ST, T)                                       \
-  for (i = 0; i < n; i++) {                                         \
-    T a = LD(pa, i), v = LD(px, i);                                 \
-    ST(pa, i, (want_max ? v > a : v < a) ? v : a);                  \
+#define MINMAX_INT(LD, ST, T)                      \
+  for (i = 0; i < n; i++) {                        \
+    T a = LD(pa, i), v = LD(px, i);                \
+    ST(pa, i, (want_max ? v > a : v < a) ? v : a); \
   }
-#define MINMAX_FLOAT(LD, ST, T)                                     \
-  for (i = 0; i < n; i++) {                                         \
-    T a = LD(pa, i), v = LD(px, i);                                 \
-    ST(pa, i, ((want_max ? v > a : v < a) || v != v) ? v : a);      \
+#define MINMAX_FLOAT(LD, ST, T)                                \
+  for (i = 0; i < n; i++) {                                    \
+    T a = LD(pa, i), v = LD(px, i);                            \
+    ST(pa, i, ((want_max ? v > a : v < a) || v != v) ? v : a); \
   }
 
 KN_HOT static void elem_minmax_hot(dt_type t, void *acc, const void *x, size_t n, int want_max) {
@@ -976,8 +1021,10 @@ static void select_rank(double *v, size_t n, size_t k) {
       return;
     }
     /* median of three */
-    if (before(a, b)) pivot = before(b, c) ? b : (before(a, c) ? c : a);
-    else pivot = before(a, c) ? a : (before(b, c) ? c : b);
+    if (before(a, b))
+      pivot = before(b, c) ? b : (before(a, c) ? c : a);
+    else
+      pivot = before(a, c) ? a : (before(b, c) ? c : b);
     i = lo;
     j = hi - 1;
     for (;;) {
@@ -992,8 +1039,10 @@ static void select_rank(double *v, size_t n, size_t k) {
       j--;
     }
     /* v[lo..j] <= pivot <= v[j+1..hi) */
-    if (k <= j) hi = j + 1;
-    else lo = j + 1;
+    if (k <= j)
+      hi = j + 1;
+    else
+      lo = j + 1;
   }
   insertion_sort(v + lo, hi - lo);
 }
@@ -1016,8 +1065,8 @@ double kn_trimmed_mean(double *v, size_t n, size_t cut) {
   size_t i, keep = n - 2 * cut;
   double s = 0;
   if (cut) {
-    select_rank(v, n, cut);                         /* ranks < cut before v[cut] */
-    select_rank(v + cut, n - cut, keep - 1);        /* then the middle ranks */
+    select_rank(v, n, cut);                  /* ranks < cut before v[cut] */
+    select_rank(v + cut, n - cut, keep - 1); /* then the middle ranks */
   }
   for (i = cut; i < cut + keep; i++) s += v[i];
   return s / (double)keep;

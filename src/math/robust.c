@@ -197,12 +197,13 @@ double rb_bulyan_coord(double *v, size_t theta, size_t beta, dt_type t) {
   /* The beta values closest to the median are a run of the sorted values:
   ** grow it from the median outwards, the nearer side first (the lower on
   ** a tie; Flower's np.argpartition leaves ties unspecified). */
-  for (lo = 0; lo < theta && v[lo] < med; lo++) {
-  }
+  for (lo = 0; lo < theta && v[lo] < med; lo++) {}
   hi = lo;
   for (i = 0; i < beta; i++) {
-    if (lo > 0 && (hi == theta || med - v[lo - 1] <= v[hi] - med)) lo--;
-    else hi++;
+    if (lo > 0 && (hi == theta || med - v[lo - 1] <= v[hi] - med))
+      lo--;
+    else
+      hi++;
   }
   for (i = lo; i < hi; i++) sum += v[i];
   return sum / (double)beta;
@@ -241,9 +242,8 @@ uint64_t rb_rng_next(rb_rng *r) {
 ** [sqrt(2)/2, sqrt(2)) and a minimax polynomial in s = f / (2 + f). */
 double rb_log(double x) {
   static const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10,
-                      Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
-                      Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
-                      Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                      Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01, Lg3 = 2.857142874366239149e-01,
+                      Lg4 = 2.222219843214978396e-01, Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
                       Lg7 = 1.479819860511658591e-01;
   int e;
   double m = frexp(x, &e), f, s, z, w, r, hfsq, dk;

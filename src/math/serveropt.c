@@ -47,15 +47,15 @@ int so_has_v(const so_params *p) { return p->strategy != SO_FEDAVGM; }
 /* One FedOpt loop: MT, VT are the expressions of the new moments from d, mp
 ** (previous m) and vp (previous v); ETA the step size. Branch-free, so the
 ** compiler vectorizes it. */
-#define SO_FEDOPT_LOOP(T, SQRT, MP, VP, VT)                                                                    \
-  for (i = 0; i < n; i++) {                                                                                    \
-    T d = LD(a, i) - LD(x, i);                                /* delta_t = x - current_arrays */                       \
-    T mt = (T)(b1 * (MP)) + (T)(c1 * d);              /* beta_1 * v + (1 - beta_1) * delta_t */                \
-    T vp = (VP), d2 = d * d;                          /* delta_t ** 2 is np.square */                          \
-    T vt = (VT);                                                                                               \
-    ST(m_out, i, mt);                                                                                             \
-    ST(v_out, i, vt);                                                                                             \
-    ST(x_out, i, LD(x, i) + (T)((T)(eta * mt) / (T)(SQRT(vt) + tau))); /* x + eta * m / (sqrt(v) + tau) */            \
+#define SO_FEDOPT_LOOP(T, SQRT, MP, VP, VT)                                                                \
+  for (i = 0; i < n; i++) {                                                                                \
+    T d = LD(a, i) - LD(x, i);           /* delta_t = x - current_arrays */                                \
+    T mt = (T)(b1 * (MP)) + (T)(c1 * d); /* beta_1 * v + (1 - beta_1) * delta_t */                         \
+    T vp = (VP), d2 = d * d;             /* delta_t ** 2 is np.square */                                   \
+    T vt = (VT);                                                                                           \
+    ST(m_out, i, mt);                                                                                      \
+    ST(v_out, i, vt);                                                                                      \
+    ST(x_out, i, LD(x, i) + (T)((T)(eta * mt) / (T)(SQRT(vt) + tau))); /* x + eta * m / (sqrt(v) + tau) */ \
   }
 
 /* FedAdam: beta_2 * v + (1 - beta_2) * delta_t**2; FedYogi: v - (1 - beta_2) *
@@ -64,55 +64,55 @@ int so_has_v(const so_params *p) { return p->strategy != SO_FEDAVGM; }
 #define SO_VT_YOGI(T) vp - (T)((T)(c2 * d2) * SO_SIGN(T, (T)(vp - d2)))
 #define SO_VT_ADAGRAD(T) vp + d2
 
-#define SO_FEDOPT(T, SQRT, VT)                                        \
-  if (m && v) {                                                       \
-    SO_FEDOPT_LOOP(T, SQRT, LD(m, i), LD(v, i), VT)                           \
-  } else if (m) {                                                     \
-    SO_FEDOPT_LOOP(T, SQRT, LD(m, i), zero, VT)                           \
-  } else if (v) {                                                     \
-    SO_FEDOPT_LOOP(T, SQRT, zero, LD(v, i), VT)                           \
-  } else {                                                            \
-    SO_FEDOPT_LOOP(T, SQRT, zero, zero, VT)                           \
+#define SO_FEDOPT(T, SQRT, VT)                      \
+  if (m && v) {                                     \
+    SO_FEDOPT_LOOP(T, SQRT, LD(m, i), LD(v, i), VT) \
+  } else if (m) {                                   \
+    SO_FEDOPT_LOOP(T, SQRT, LD(m, i), zero, VT)     \
+  } else if (v) {                                   \
+    SO_FEDOPT_LOOP(T, SQRT, zero, LD(v, i), VT)     \
+  } else {                                          \
+    SO_FEDOPT_LOOP(T, SQRT, zero, zero, VT)         \
   }
 
-#define SO_STEP(NAME, T, SQRT, LD, ST)                                                                                \
-  KN_HOT static void NAME##_hot(const so_params *p, size_t n, const void *x, const void *a, const void *m,     \
-                                const void *v, void *x_out, void *m_out, void *v_out) {                        \
-    size_t i;                                                                                                  \
-    if (p->strategy == SO_FEDAVGM) {                                                                           \
-      const T lr = (T)p->lr, mom = (T)p->momentum;                                                             \
-      if (!p->server_opt) { /* aggregate_train returns FedAvg's aggregate as is */                            \
-        for (i = 0; i < n; i++) ST(x_out, i, LD(a, i));                                                               \
-      } else if (p->momentum > 0.0) {                                                                          \
-        for (i = 0; i < n; i++) {                                                                              \
-          T pg = LD(x, i) - LD(a, i);                          /* old - new */                                         \
-          T mv = m ? (T)(mom * LD(m, i)) + pg : pg;        /* server_momentum * mv + pg; first: pg */              \
-          ST(m_out, i, mv);                                                                                       \
-          ST(x_out, i, LD(x, i) - (T)(lr * mv));              /* old - server_learning_rate * pg */                   \
-        }                                                                                                      \
-      } else {                                                                                                 \
-        for (i = 0; i < n; i++) {                                                                              \
-          T pg = LD(x, i) - LD(a, i);                                                                                  \
-          ST(x_out, i, LD(x, i) - (T)(lr * pg));                                                                      \
-        }                                                                                                      \
-      }                                                                                                        \
-      return;                                                                                                  \
-    }                                                                                                          \
-    {                                                                                                          \
-      /* FedOpt._compute_deltat_and_mt, then each strategy's v_t and update */                                \
-      const T b1 = (T)p->beta_1, c1 = (T)(1 - p->beta_1), b2 = (T)p->beta_2, c2 = (T)(1 - p->beta_2);         \
-      const T tau = (T)p->tau, eta = (T)(p->strategy == SO_FEDADAM ? p->eta_norm : p->eta);                    \
-      const T zero = 0;                                                                                        \
-      if (p->strategy == SO_FEDADAM) {                                                                         \
-        SO_FEDOPT(T, SQRT, SO_VT_ADAM(T))                                                                      \
-      } else if (p->strategy == SO_FEDYOGI) {                                                                  \
-        SO_FEDOPT(T, SQRT, SO_VT_YOGI(T))                                                                      \
-      } else {                                                                                                 \
-        (void)b2;                                                                                              \
-        (void)c2;                                                                                              \
-        SO_FEDOPT(T, SQRT, SO_VT_ADAGRAD(T))                                                                   \
-      }                                                                                                        \
-    }                                                                                                          \
+#define SO_STEP(NAME, T, SQRT, LD, ST)                                                                     \
+  KN_HOT static void NAME##_hot(const so_params *p, size_t n, const void *x, const void *a, const void *m, \
+                                const void *v, void *x_out, void *m_out, void *v_out) {                    \
+    size_t i;                                                                                              \
+    if (p->strategy == SO_FEDAVGM) {                                                                       \
+      const T lr = (T)p->lr, mom = (T)p->momentum;                                                         \
+      if (!p->server_opt) { /* aggregate_train returns FedAvg's aggregate as is */                         \
+        for (i = 0; i < n; i++) ST(x_out, i, LD(a, i));                                                    \
+      } else if (p->momentum > 0.0) {                                                                      \
+        for (i = 0; i < n; i++) {                                                                          \
+          T pg = LD(x, i) - LD(a, i);               /* old - new */                                        \
+          T mv = m ? (T)(mom * LD(m, i)) + pg : pg; /* server_momentum * mv + pg; first: pg */             \
+          ST(m_out, i, mv);                                                                                \
+          ST(x_out, i, LD(x, i) - (T)(lr * mv)); /* old - server_learning_rate * pg */                     \
+        }                                                                                                  \
+      } else {                                                                                             \
+        for (i = 0; i < n; i++) {                                                                          \
+          T pg = LD(x, i) - LD(a, i);                                                                      \
+          ST(x_out, i, LD(x, i) - (T)(lr * pg));                                                           \
+        }                                                                                                  \
+      }                                                                                                    \
+      return;                                                                                              \
+    }                                                                                                      \
+    {                                                                                                      \
+      /* FedOpt._compute_deltat_and_mt, then each strategy's v_t and update */                             \
+      const T b1 = (T)p->beta_1, c1 = (T)(1 - p->beta_1), b2 = (T)p->beta_2, c2 = (T)(1 - p->beta_2);      \
+      const T tau = (T)p->tau, eta = (T)(p->strategy == SO_FEDADAM ? p->eta_norm : p->eta);                \
+      const T zero = 0;                                                                                    \
+      if (p->strategy == SO_FEDADAM) {                                                                     \
+        SO_FEDOPT(T, SQRT, SO_VT_ADAM(T))                                                                  \
+      } else if (p->strategy == SO_FEDYOGI) {                                                              \
+        SO_FEDOPT(T, SQRT, SO_VT_YOGI(T))                                                                  \
+      } else {                                                                                             \
+        (void)b2;                                                                                          \
+        (void)c2;                                                                                          \
+        SO_FEDOPT(T, SQRT, SO_VT_ADAGRAD(T))                                                               \
+      }                                                                                                    \
+    }                                                                                                      \
   }
 
 #define LD ld_f32
@@ -126,13 +126,13 @@ SO_STEP(so_step_f64, double, sqrt, ld_f64, st_f64)
 #undef LD
 #undef ST
 
-void so_step_f32(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v,
-                 void *x_out, void *m_out, void *v_out) {
+void so_step_f32(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v, void *x_out,
+                 void *m_out, void *v_out) {
   so_step_f32_hot(p, n, x, a, m, v, x_out, m_out, v_out);
 }
 
-void so_step_f64(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v,
-                 void *x_out, void *m_out, void *v_out) {
+void so_step_f64(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v, void *x_out,
+                 void *m_out, void *v_out) {
   so_step_f64_hot(p, n, x, a, m, v, x_out, m_out, v_out);
 }
 

@@ -22,9 +22,9 @@ enum { SO_FEDAVGM = 1, SO_FEDADAM, SO_FEDYOGI, SO_FEDADAGRAD };
 typedef struct so_params {
   int strategy;
   double eta, tau, beta_1, beta_2;
-  double eta_norm;          /* FedAdam: eta * sqrt(1 - beta_2^(r+1)) / (1 - beta_1^(r+1)) */
-  double lr, momentum;      /* FedAvgM */
-  int server_opt;           /* FedAvgM: momentum != 0 or lr != 1 */
+  double eta_norm;     /* FedAdam: eta * sqrt(1 - beta_2^(r+1)) / (1 - beta_1^(r+1)) */
+  double lr, momentum; /* FedAvgM */
+  int server_opt;      /* FedAvgM: momentum != 0 or lr != 1 */
 } so_params;
 
 /* Flower's FedAdam eta_norm for server_round. */
@@ -40,10 +40,10 @@ int so_has_v(const so_params *p);
 ** new model to x_out and the new moments to m_out / v_out (unused ones may be
 ** NULL). Inputs and outputs are native and contiguous, with any alignment;
 ** outputs may not alias inputs. */
-void so_step_f32(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v,
-                 void *x_out, void *m_out, void *v_out);
-void so_step_f64(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v,
-                 void *x_out, void *m_out, void *v_out);
+void so_step_f32(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v, void *x_out,
+                 void *m_out, void *v_out);
+void so_step_f64(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v, void *x_out,
+                 void *m_out, void *v_out);
 
 /* aggregate_arrayrecords' `acc = value * w` (first) or `acc += value * w`,
 ** in the dtype: float16 (uint16 bits), float32, float64; and for bool and

@@ -204,7 +204,7 @@ static int agg_layout(sqlite3_context *ctx, agg_state *st, int op, const record_
   st->result_size = total;
   st->acc_bytes = acc;
   st->gap = (st->gap + 63) & ~(uint64_t)63; /* keeps the accumulators aligned (gap <= total: no overflow) */
-  buf_init_result(&st->mem, UINT64_MAX); /* checked against SQLite's limit above */
+  buf_init_result(&st->mem, UINT64_MAX);    /* checked against SQLite's limit above */
   if (size_add(st->gap, acc, &total)) goto toobig;
   return buf_reserve(&st->mem, total ? total : 1) == CODEC_OK ? 1 : agg_nomem(ctx, st);
 toobig:
@@ -306,10 +306,12 @@ static void agg_add(agg_state *st, int op, const agg_key *k, const npy_array *a,
       ** weighted as the second comes: w1 * x1 + w2 * x2, each product
       ** rounded as before, so the plain result keeps its bits, and a window
       ** starting after one row can weigh that row exactly (sql_window.c). */
-      if (first) am_axpy_keep(a, k->fortran, 1.0, KN_ACC_SET, 1.0, (double *)(void *)acc, st->scratch);
+      if (first)
+        am_axpy_keep(a, k->fortran, 1.0, KN_ACC_SET, 1.0, (double *)(void *)acc, st->scratch);
       else if (st->first_w_pending)
         am_axpy_keep(a, k->fortran, w, KN_ACC_KEEP, st->first_w, (double *)(void *)acc, st->scratch);
-      else am_axpy(a, k->fortran, w, (double *)(void *)acc, 0, st->scratch);
+      else
+        am_axpy(a, k->fortran, w, (double *)(void *)acc, 0, st->scratch);
       break;
     case AGG_EMA: /* w is alpha: ema = alpha * x + (1 - alpha) * ema */
       am_axpy_keep(a, k->fortran, first ? 1.0 : w, first ? KN_ACC_SET : KN_ACC_KEEP, 1.0 - w, (double *)(void *)acc,
@@ -434,12 +436,14 @@ static int agg_row_number(sqlite3_context *ctx, agg_state *st, int op, int argc,
   if (op == AGG_MEAN && argc > 1) return agg_number(ctx, st, argv[1], "weight", st->cur, w);
   if (op == AGG_EMA) {
     if (!agg_number(ctx, st, argv[1], "alpha", st->cur, w)) return 0;
-    if (!(*w > 0 && *w <= 1)) return agg_fail(ctx, st, "alpha must be in (0, 1], got %g (row %lld)", *w, (long long)st->cur);
+    if (!(*w > 0 && *w <= 1))
+      return agg_fail(ctx, st, "alpha must be in (0, 1], got %g (row %lld)", *w, (long long)st->cur);
     return 1;
   }
   if (op != AGG_TRIMMED) return 1;
   if (!agg_number(ctx, st, argv[1], "beta", st->cur, &x)) return 0;
-  if (!(x >= 0 && x < 0.5)) return agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", x, (long long)st->cur);
+  if (!(x >= 0 && x < 0.5))
+    return agg_fail(ctx, st, "beta must be in [0, 0.5), got %g (row %lld)", x, (long long)st->cur);
   if (st->nrows && x != st->beta) {
     return agg_fail(ctx, st, "beta must be the same in every row (%g in row %lld, %g before)", x, (long long)st->cur,
                     st->beta);
@@ -540,9 +544,11 @@ void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, agg_store_fn *
     unsigned char *dst;
     agg_key_result(st, op, k, &res);
     dst = out_begin(st, &out, k->key, &res); /* reserved above */
-    if (!res.nbytes) continue; /* (and st->mem.p may be NULL) */
-    if (!agg_float_acc(op, k)) memcpy(dst, st->mem.p + st->gap + k->at, (size_t)res.nbytes);
-    else (store ? store : store_plain)(st, k, dst, div);
+    if (!res.nbytes) continue;               /* (and st->mem.p may be NULL) */
+    if (!agg_float_acc(op, k))
+      memcpy(dst, st->mem.p + st->gap + k->at, (size_t)res.nbytes);
+    else
+      (store ? store : store_plain)(st, k, dst, div);
   }
   sql_result_buf(ctx, &out, 0);
 }
@@ -621,8 +627,10 @@ void agg_result_kept(sqlite3_context *ctx, agg_state *st, int op) {
   }
   sql_buf_init(ctx, &out);
   if (buf_reserve(&out, total) == CODEC_OK) {
-    if (op == AGG_STACK) finish_stack(st, &out);
-    else if (finish_order_stat(st, op, &out) == CODEC_NOMEM) out.rc = CODEC_NOMEM;
+    if (op == AGG_STACK)
+      finish_stack(st, &out);
+    else if (finish_order_stat(st, op, &out) == CODEC_NOMEM)
+      out.rc = CODEC_NOMEM;
   }
   sql_result_buf(ctx, &out, 0);
 }
@@ -632,8 +640,10 @@ static void agg_final(sqlite3_context *ctx) {
   int op = SQL_OP(ctx) & AGG_OP_MASK;
   if (!st) return; /* no rows: NULL */
   if (st->failed || !st->nrows) goto done;
-  if (KEEPS_ROWS(op)) agg_result_kept(ctx, st, op);
-  else if (st->win && op != AGG_EMA) agg_result_comp(ctx, st, op); /* a window's last value */
+  if (KEEPS_ROWS(op))
+    agg_result_kept(ctx, st, op);
+  else if (st->win && op != AGG_EMA)
+    agg_result_comp(ctx, st, op); /* a window's last value */
   else {
     agg_weigh_first(st, op);
     finish_in_place(ctx, st, op);

@@ -17,8 +17,17 @@
 ** those from AGG_KRUM on are sql_robust.c's (ar_krum, ar_krum_scores,
 ** ar_bulyan), which use this state and its row checks. */
 enum {
-  AGG_SUM, AGG_MEAN, AGG_EMA, AGG_MIN, AGG_MAX, AGG_MEDIAN, AGG_TRIMMED, AGG_STACK,
-  AGG_KRUM, AGG_KRUM_SCORES, AGG_BULYAN
+  AGG_SUM,
+  AGG_MEAN,
+  AGG_EMA,
+  AGG_MIN,
+  AGG_MAX,
+  AGG_MEDIAN,
+  AGG_TRIMMED,
+  AGG_STACK,
+  AGG_KRUM,
+  AGG_KRUM_SCORES,
+  AGG_BULYAN
 };
 #define AGG_OP_MASK 15
 /* Flag: the per-array form (npy_agg_*): rows are .npy values, the result a .npy. */
@@ -27,27 +36,27 @@ enum {
 #define KEEPS_ROWS(op) ((op) >= AGG_MEDIAN)
 
 typedef struct agg_key {
-  codec_span key;     /* into st->arena once the layout is complete */
+  codec_span key;  /* into st->arena once the layout is complete */
   uint64_t key_at; /* offset of the key in st->arena */
   dt_type type;    /* element type of every row */
   dt_type out;     /* result type */
   int fortran;     /* memory order accumulated (and of the result) */
   int ndim;
-  int64_t *shape;  /* ndim dimensions, in st->dims */
+  int64_t *shape; /* ndim dimensions, in st->dims */
   uint64_t numel;
-  uint64_t at;     /* offset of its accumulator, or of its slice of a kept row */
-  uint64_t bytes;  /* size of the accumulator or slice */
+  uint64_t at;    /* offset of its accumulator, or of its slice of a kept row */
+  uint64_t bytes; /* size of the accumulator or slice */
 } agg_key;
 
 typedef struct agg_state {
   int started, failed, laid_out;
   int npy;                     /* the per-array form (AGG_NPY) */
   int64_t row, cur, first_row; /* rows seen; the current one; the one that fixed the layout */
-  uint64_t nrows;         /* records aggregated (in the frame, for a window) */
+  uint64_t nrows;              /* records aggregated (in the frame, for a window) */
   int nkeys;
   agg_key *keys;
   int64_t *dims;
-  buf_t arena; /* key bytes */
+  buf_t arena;    /* key bytes */
   keyset_t index; /* key -> position, built when a row has another order */
   unsigned char *scratch;
   double total_weight, beta;
@@ -66,7 +75,7 @@ typedef struct agg_state {
   int win;
   unsigned char *comp;
   double tw[XS_N];
-  int64_t removed; /* rows removed from the frame (NULL ones included) */
+  int64_t removed;    /* rows removed from the frame (NULL ones included) */
   int64_t plain_rows; /* rows before this one were added by the plain aggregate */
   /* ar_mean: the only row so far is in the sums unweighted (agg_add) */
   int first_w_pending;
@@ -89,8 +98,8 @@ agg_state *agg_get(sqlite3_context *ctx, size_t size);
 ** (fixing it from the first row). `row` names the row in messages. *arrays
 ** is allocated (codec_free it, and record_clear rec), also on failure.
 ** Returns 1, or 0 after reporting. */
-int agg_read_row(sqlite3_context *ctx, agg_state *st, int op, sqlite3_value *v, record_t *rec,
-                 npy_array **arrays, int64_t row);
+int agg_read_row(sqlite3_context *ctx, agg_state *st, int op, sqlite3_value *v, record_t *rec, npy_array **arrays,
+                 int64_t row);
 /* agg_read_row in steps (a caller reads its other arguments in between):
 ** agg_parse parses the value and allocates *arrays; agg_open opens the
 ** arrays (fixing the layout from the first row); agg_match checks them

@@ -35,7 +35,6 @@ typedef struct entry {
   codec_span npy_bytes;
 } entry;
 
-
 static void entry_spec(const entry *e, record_item_spec *spec, int64_t *shape, char *dtname) {
   if (e->item) {
     record_item_spec_from_item(spec, e->item, shape);
@@ -55,7 +54,10 @@ static void result_entries(sqlite3_context *ctx, const entry *entries, int n) {
   int i;
   for (i = 0; i < n; i++) {
     entry_spec(&entries[i], &spec, shape, dtname);
-    if (size_add(total, record_item_encoded_size(&spec), &total)) { sqlite3_result_error_toobig(ctx); return; }
+    if (size_add(total, record_item_encoded_size(&spec), &total)) {
+      sqlite3_result_error_toobig(ctx);
+      return;
+    }
   }
   sql_buf_init(ctx, &b);
   if (buf_reserve(&b, total) == CODEC_OK) {
@@ -89,7 +91,10 @@ static void ar_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   npy_array *arrays = NULL;
   entry *entries;
   char(*names)[24] = NULL;
-  if (!listing && argc % 2) { sql_error(ctx, "expects key, npy pairs (got %d arguments)", argc); return; }
+  if (!listing && argc % 2) {
+    sql_error(ctx, "expects key, npy pairs (got %d arguments)", argc);
+    return;
+  }
   if (!(entries = entries_alloc(ctx, n, &arrays))) return;
   if (listing && !(names = codec_malloc((uint64_t)(n ? n : 1) * sizeof(*names)))) {
     sqlite3_result_error_nomem(ctx);
@@ -168,7 +173,10 @@ static void ar_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   entry *entries = NULL;
   int i, k, n = 0;
   record_init(&rec);
-  if (argc < 1) { sql_error(ctx, "expects a record and keys"); return; }
+  if (argc < 1) {
+    sql_error(ctx, "expects a record and keys");
+    return;
+  }
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
   for (k = 1; k < argc; k++) {
     const unsigned char *p;
@@ -224,9 +232,15 @@ static void ar_merge_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   entry *entries = NULL;
   keyset_t ks;
   int r, i, n = 0, total = 0;
-  if (argc < 1) { sql_error(ctx, "expects at least one record"); return; }
+  if (argc < 1) {
+    sql_error(ctx, "expects at least one record");
+    return;
+  }
   recs = codec_malloc((uint64_t)argc * sizeof(record_t));
-  if (!recs) { sqlite3_result_error_nomem(ctx); return; }
+  if (!recs) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   keyset_init(&ks);
   for (r = 0; r < argc; r++) record_init(&recs[r]);
   for (r = 0; r < argc; r++) {
@@ -320,7 +334,10 @@ static void ar_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   record_item_spec spec;
   char dtname[DT_NAME_MAX], name[24];
   (void)argc;
-  if (!st) { sqlite3_result_error_nomem(ctx); return; }
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   if (!st->started) {
     sql_buf_init(ctx, &st->out);
     keyset_init(&st->keys);
@@ -346,7 +363,10 @@ static void ar_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   array_numpy_spec(&spec, key, &a, bytes, dtname);
   record_write_item(&st->out, &spec);
-  if (st->out.rc) { sql_codec_error(ctx, st->out.rc, NULL); return; }
+  if (st->out.rc) {
+    sql_codec_error(ctx, st->out.rc, NULL);
+    return;
+  }
   st->count++;
 }
 
@@ -372,6 +392,4 @@ static const sql_function build_functions[] = {
     {"ar_agg_list", 1, NULL, ar_agg_step, ar_agg_final, 1},
 };
 
-int sql_build_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, build_functions, pzErrMsg);
-}
+int sql_build_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, build_functions, pzErrMsg); }

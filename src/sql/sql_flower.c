@@ -183,14 +183,16 @@ static void ar_inflate_final(sqlite3_context *ctx) {
   codec_err err;
   buf_t out;
   int rc, has_content = 1;
-  if (!st || !st->started) return; /* no rows: NULL */
+  if (!st || !st->started) return;      /* no rows: NULL */
   if (st->failed || st->store.n == 0) { /* an error already, or only NULL rows */
     fo_store_free(&st->store);
     return;
   }
   sql_buf_init(ctx, &out);
-  if (SQL_OP(ctx)) rc = fo_inflate_rd(&st->store, &out, &has_content, &err);
-  else rc = fo_inflate(&st->store, &out, &err);
+  if (SQL_OP(ctx))
+    rc = fo_inflate_rd(&st->store, &out, &has_content, &err);
+  else
+    rc = fo_inflate(&st->store, &out, &err);
   fo_store_free(&st->store);
   if (rc) {
     buf_free(&out);
@@ -214,6 +216,4 @@ static const sql_function flower_functions[] = {
     {"flower_object_children", 1, flower_object_children_func, NULL, NULL, 0},
 };
 
-int sql_flower_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, flower_functions, pzErrMsg);
-}
+int sql_flower_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, flower_functions, pzErrMsg); }

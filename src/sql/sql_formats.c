@@ -96,6 +96,4 @@ static const sql_function format_functions[] = {
     {"ar_to_npz", 2, write_func, NULL, NULL, FMT_NPZ},
 };
 
-int sql_formats_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, format_functions, pzErrMsg);
-}
+int sql_formats_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, format_functions, pzErrMsg); }

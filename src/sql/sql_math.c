@@ -134,9 +134,12 @@ static void npy_norm_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   if (!(scratch = sql_math_scratch(ctx))) return;
   am_reduce(&a, ord == 2 ? AM_SUMSQ : ord == 1 ? AM_SUMABS : AM_MAXABS, &st, scratch);
   codec_free(scratch);
-  if (ord == 2) sqlite3_result_double(ctx, sqrt(st.sumsq));
-  else if (ord == 1) sqlite3_result_double(ctx, st.sumabs);
-  else if (st.count) sqlite3_result_double(ctx, st.maxabs); /* max of nothing: NULL */
+  if (ord == 2)
+    sqlite3_result_double(ctx, sqrt(st.sumsq));
+  else if (ord == 1)
+    sqlite3_result_double(ctx, st.sumabs);
+  else if (st.count)
+    sqlite3_result_double(ctx, st.maxabs); /* max of nothing: NULL */
 }
 
 /* Two .npy arguments; returns 1 when both are there. */
@@ -164,7 +167,8 @@ static void npy_dot_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc) {
     sql_codec_error(ctx, rc, &err);
   } else if (!cosine) {
-    sql_result_number(ctx, r.re, r.im, dt_kind(a.dtype.type) == DT_KIND_COMPLEX || dt_kind(b.dtype.type) == DT_KIND_COMPLEX);
+    sql_result_number(ctx, r.re, r.im,
+                      dt_kind(a.dtype.type) == DT_KIND_COMPLEX || dt_kind(b.dtype.type) == DT_KIND_COMPLEX);
   } else if (r.aa > 0 && r.bb > 0) {
     sqlite3_result_double(ctx, r.re / (sqrt(r.aa) * sqrt(r.bb))); /* a zero vector: NULL */
   }
@@ -190,8 +194,10 @@ static void npy_allclose_func(sqlite3_context *ctx, int argc, sqlite3_value **ar
   if (!(scratch = sql_math_scratch(ctx))) return;
   rc = am_allclose(&a, &b, rtol, atol, &close, scratch, &err);
   codec_free(scratch);
-  if (rc) sql_codec_error(ctx, rc, &err);
-  else sqlite3_result_int(ctx, close);
+  if (rc)
+    sql_codec_error(ctx, rc, &err);
+  else
+    sqlite3_result_int(ctx, close);
 }
 
 /* --- elementwise ----------------------------------------------------------- */
@@ -299,6 +305,4 @@ static const sql_function math_functions[] = {
     {"npy_reshape", 2, npy_reshape_func, NULL, NULL, 0},
 };
 
-int sql_math_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, math_functions, pzErrMsg);
-}
+int sql_math_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, math_functions, pzErrMsg); }

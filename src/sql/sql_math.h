@@ -27,7 +27,6 @@ void sql_result_std(sqlite3_context *ctx, const am_stats *st);
 /* The optional rtol and atol arguments from argv[first] on, with NumPy's
 ** defaults 1e-05 and 1e-08. Returns 1, or 0 (NULL) / -1 (error) as the
 ** sql_arg_* helpers do. */
-int sql_math_tolerances(sqlite3_context *ctx, int argc, sqlite3_value **argv, int first, double *rtol,
-                        double *atol);
+int sql_math_tolerances(sqlite3_context *ctx, int argc, sqlite3_value **argv, int first, double *rtol, double *atol);
 
 #endif

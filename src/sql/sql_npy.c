@@ -62,20 +62,35 @@ static void npy_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if (sqlite3_value_type(argv[2]) == SQLITE_INTEGER) {
     sqlite3_int64 dim = sqlite3_value_int64(argv[2]);
     /* The JSON form's message: an integer is the shape [dim]. */
-    if (dim < 0) { sql_error(ctx, "shape must be a JSON array of non-negative integers"); return; }
+    if (dim < 0) {
+      sql_error(ctx, "shape must be a JSON array of non-negative integers");
+      return;
+    }
     ndim = 1;
     shape[0] = dim;
   } else {
     if ((rc = sql_arg_text(ctx, argv[2], 2, "a JSON shape", &shape_text, &shape_len)) <= 0) return;
-    if (json_parse_shape(shape_text, shape_len, &ndim, shape, &err)) { sql_error(ctx, "%s", err.msg); return; }
+    if (json_parse_shape(shape_text, shape_len, &ndim, shape, &err)) {
+      sql_error(ctx, "%s", err.msg);
+      return;
+    }
   }
-  if ((rc = npy_shape_numel(ndim, shape, &numel, &err)) != CODEC_OK) { sql_error(ctx, "%s", err.msg); return; }
-  if (size_mul(numel, dt_size(d.type), &nbytes)) { sql_error(ctx, "shape has more bytes than fit in 64 bits"); return; }
+  if ((rc = npy_shape_numel(ndim, shape, &numel, &err)) != CODEC_OK) {
+    sql_error(ctx, "%s", err.msg);
+    return;
+  }
+  if (size_mul(numel, dt_size(d.type), &nbytes)) {
+    sql_error(ctx, "shape has more bytes than fit in 64 bits");
+    return;
+  }
   if (nbytes != raw_len) {
     char name[DT_NAME_MAX];
     dt_name(d, name);
-    { sql_error(ctx, "raw has %llu bytes, %s with that shape needs %llu", (unsigned long long)raw_len,
-                     name, (unsigned long long)nbytes); return; }
+    {
+      sql_error(ctx, "raw has %llu bytes, %s with that shape needs %llu", (unsigned long long)raw_len, name,
+                (unsigned long long)nbytes);
+      return;
+    }
   }
   sql_buf_init(ctx, &b);
   npy_write(&b, d, ndim, shape, raw, raw_len);
@@ -89,11 +104,19 @@ static void npy_raw_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const unsigned char *c;
   (void)argc;
   if (sql_arg_npy(ctx, argv[0], 0, &a) <= 0) return;
-  if (a.nbytes > sql_limit(ctx)) { sqlite3_result_error_toobig(ctx); return; }
+  if (a.nbytes > sql_limit(ctx)) {
+    sqlite3_result_error_toobig(ctx);
+    return;
+  }
   c = npy_c_payload(&a, &owned);
-  if (!c) { sqlite3_result_error_nomem(ctx); return; }
-  if (owned) sqlite3_result_blob64(ctx, owned, a.nbytes, codec_free);
-  else sqlite3_result_blob64(ctx, c, a.nbytes, SQLITE_TRANSIENT);
+  if (!c) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (owned)
+    sqlite3_result_blob64(ctx, owned, a.nbytes, codec_free);
+  else
+    sqlite3_result_blob64(ctx, c, a.nbytes, SQLITE_TRANSIENT);
 }
 
 static void npy_to_json_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -104,7 +127,10 @@ static void npy_to_json_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
   (void)argc;
   if (sql_arg_npy(ctx, argv[0], 0, &a) <= 0) return;
   c = npy_c_payload(&a, &owned);
-  if (!c) { sqlite3_result_error_nomem(ctx); return; }
+  if (!c) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   sql_buf_init(ctx, &b);
   json_put_array(&b, c, a.dtype, a.ndim, a.shape);
   codec_free(owned);
@@ -144,8 +170,14 @@ static void npy_from_json_func(sqlite3_context *ctx, int argc, sqlite3_value **a
   rc = json_parse_array(text, len, has_dtype, &d, &ndim, shape, &payload, &err);
   if (rc) {
     buf_free(&payload);
-    if (rc == CODEC_NOMEM || rc == CODEC_TOOBIG) { sql_codec_error(ctx, rc, &err); return; }
-    { sql_error(ctx, "%s", err.msg); return; }
+    if (rc == CODEC_NOMEM || rc == CODEC_TOOBIG) {
+      sql_codec_error(ctx, rc, &err);
+      return;
+    }
+    {
+      sql_error(ctx, "%s", err.msg);
+      return;
+    }
   }
   sql_buf_init(ctx, &b);
   npy_write(&b, d, ndim, shape, payload.p, payload.n);
@@ -163,8 +195,11 @@ static void npy_item_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   if (sql_arg_int64(ctx, argv[1], 1, "an index", &i) <= 0) return;
   if (i < 0) i += (sqlite3_int64)a.numel;
   if (i < 0 || (uint64_t)i >= a.numel) {
-    { sql_error(ctx, "index %lld out of range for %llu elements", (long long)sqlite3_value_int64(argv[1]),
-                     (unsigned long long)a.numel); return; }
+    {
+      sql_error(ctx, "index %lld out of range for %llu elements", (long long)sqlite3_value_int64(argv[1]),
+                (unsigned long long)a.numel);
+      return;
+    }
   }
   dt_load(a.data + npy_element_offset(&a, (uint64_t)i), a.dtype, &v);
   sql_result_value(ctx, &v, (dt_type)a.dtype.type);
@@ -181,7 +216,10 @@ static void npy_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
       codec_span blob;
-      if (sql_blob_span(argv[0], &blob) != SQLITE_OK) { sqlite3_result_error_nomem(ctx); return; }
+      if (sql_blob_span(argv[0], &blob) != SQLITE_OK) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+      }
       rc = sql_npy_parse(blob.p, blob.n, &a, &err);
       break;
     }
@@ -211,6 +249,4 @@ static const sql_function npy_functions[] = {
     {"npy_error", 1, npy_check_func, NULL, NULL, 1},
 };
 
-int sql_npy_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, npy_functions, pzErrMsg);
-}
+int sql_npy_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, npy_functions, pzErrMsg); }

@@ -48,7 +48,8 @@ static void ar_record_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     case REC_LEN: sqlite3_result_int(ctx, rec.n); break;
     case REC_COUNT_BYTES:
       /* Flower's count_bytes(): len(data) + len(key) in characters. */
-      for (i = 0; i < rec.n; i++) total += rec.items[i].data.n + codec_utf8_length(rec.items[i].key.p, rec.items[i].key.n);
+      for (i = 0; i < rec.n; i++)
+        total += rec.items[i].data.n + codec_utf8_length(rec.items[i].key.p, rec.items[i].key.n);
       sqlite3_result_int64(ctx, (sqlite3_int64)total);
       break;
     default:
@@ -109,8 +110,12 @@ static void ar_key_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       break;
     }
     case KEY_DATA: sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT); break;
-    case KEY_DTYPE: sqlite3_result_text64(ctx, (const char *)it->dtype.p, it->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
-    case KEY_STYPE: sqlite3_result_text64(ctx, (const char *)it->stype.p, it->stype.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+    case KEY_DTYPE:
+      sqlite3_result_text64(ctx, (const char *)it->dtype.p, it->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
+    case KEY_STYPE:
+      sqlite3_result_text64(ctx, (const char *)it->stype.p, it->stype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
     case KEY_NBYTES: sqlite3_result_int64(ctx, (sqlite3_int64)it->data.n); break;
     default: {
       int64_t shape[RECORD_MAX_DIMS];
@@ -132,7 +137,10 @@ static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
       codec_span blob;
-      if (sql_blob_span(argv[0], &blob) != SQLITE_OK) { sqlite3_result_error_nomem(ctx); return; }
+      if (sql_blob_span(argv[0], &blob) != SQLITE_OK) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+      }
       rc = record_parse(&rec, blob.p, blob.n, &err);
       for (i = 0; rc == CODEC_OK && i < rec.n; i++) rc = array_validate(&rec.items[i], i, &err);
       break;
@@ -159,6 +167,4 @@ static const sql_function record_functions[] = {
     {"ar_error", 1, ar_check_func, NULL, NULL, 1},
 };
 
-int sql_record_register(sqlite3 *db, char **pzErrMsg) {
-  return SQL_REGISTER_TABLE(db, record_functions, pzErrMsg);
-}
+int sql_record_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, record_functions, pzErrMsg); }

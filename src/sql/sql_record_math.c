@@ -29,8 +29,10 @@ SQLITE_EXTENSION_INIT3
 ** failures as themselves). */
 static void item_error(sqlite3_context *ctx, int rc, const codec_err *err, const record_item *it) {
   char q[CODEC_QUOTE_MAX];
-  if (rc == CODEC_NOMEM || rc == CODEC_TOOBIG) sql_codec_error(ctx, rc, err);
-  else sql_error(ctx, "key '%s': %s", codec_quote(q, sizeof(q), it->key.p, it->key.n), err->msg);
+  if (rc == CODEC_NOMEM || rc == CODEC_TOOBIG)
+    sql_codec_error(ctx, rc, err);
+  else
+    sql_error(ctx, "key '%s': %s", codec_quote(q, sizeof(q), it->key.p, it->key.n), err->msg);
 }
 
 static int same_key(const record_item *x, const record_item *y) {
@@ -73,7 +75,8 @@ static int match_keys(sqlite3_context *ctx, const record_t *a, const record_t *b
     for (i = 0; i < b->n; i++) {
       const record_item *it = &b->items[i];
       if (record_find(a, it->key.p, it->key.n) < 0) {
-        sql_error(ctx, "key '%s' of argument 2 is missing from argument 1", codec_quote(q, sizeof(q), it->key.p, it->key.n));
+        sql_error(ctx, "key '%s' of argument 2 is missing from argument 1",
+                  codec_quote(q, sizeof(q), it->key.p, it->key.n));
         return -1;
       }
     }
@@ -353,18 +356,12 @@ done:
 }
 
 static const sql_function record_math_functions[] = {
-    {"ar_add", 2, ar_binary_func, NULL, NULL, KN_ADD},
-    {"ar_sub", 2, ar_binary_func, NULL, NULL, KN_SUB},
-    {"ar_scale", 2, ar_scale_func, NULL, NULL, 0},
-    {"ar_cast", 2, ar_cast_func, NULL, NULL, 0},
-    {"ar_cast", 3, ar_cast_func, NULL, NULL, 0},
-    {"ar_norm", 1, ar_norm_func, NULL, NULL, 0},
-    {"ar_dot", 2, ar_dot_func, NULL, NULL, DOT_PLAIN},
-    {"ar_cosine", 2, ar_dot_func, NULL, NULL, DOT_COSINE},
-    {"ar_allclose", 2, ar_allclose_func, NULL, NULL, 0},
-    {"ar_allclose", 3, ar_allclose_func, NULL, NULL, 0},
-    {"ar_allclose", 4, ar_allclose_func, NULL, NULL, 0},
-    {"ar_numel", 1, ar_numel_func, NULL, NULL, 0},
+    {"ar_add", 2, ar_binary_func, NULL, NULL, KN_ADD},   {"ar_sub", 2, ar_binary_func, NULL, NULL, KN_SUB},
+    {"ar_scale", 2, ar_scale_func, NULL, NULL, 0},       {"ar_cast", 2, ar_cast_func, NULL, NULL, 0},
+    {"ar_cast", 3, ar_cast_func, NULL, NULL, 0},         {"ar_norm", 1, ar_norm_func, NULL, NULL, 0},
+    {"ar_dot", 2, ar_dot_func, NULL, NULL, DOT_PLAIN},   {"ar_cosine", 2, ar_dot_func, NULL, NULL, DOT_COSINE},
+    {"ar_allclose", 2, ar_allclose_func, NULL, NULL, 0}, {"ar_allclose", 3, ar_allclose_func, NULL, NULL, 0},
+    {"ar_allclose", 4, ar_allclose_func, NULL, NULL, 0}, {"ar_numel", 1, ar_numel_func, NULL, NULL, 0},
 };
 
 int sql_record_math_register(sqlite3 *db, char **pzErrMsg) {

@@ -42,7 +42,8 @@ static int arg_rd(sqlite3_context *ctx, sqlite3_value *v, int argi, recorddict_t
 /* "metric record 'metrics'", for messages. */
 static void item_label(char *out, size_t cap, const recorddict_item *it) {
   char q[CODEC_QUOTE_MAX];
-  snprintf(out, cap, "%s record '%s'", recorddict_kind_name(it->kind), codec_quote(q, sizeof(q), it->name.p, it->name.n));
+  snprintf(out, cap, "%s record '%s'", recorddict_kind_name(it->kind),
+           codec_quote(q, sizeof(q), it->name.p, it->name.n));
 }
 
 /* Check one item's record: an ArrayRecord as ar_valid does, metric and
@@ -65,7 +66,8 @@ static int check_item(const recorddict_item *it, const unsigned char *blob, code
   } else {
     valrec_t vr;
     valrec_init(&vr);
-    rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
+    rc =
+        valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
     valrec_clear(&vr);
     return rc;
   }
@@ -86,7 +88,8 @@ static int pick_item(sqlite3_context *ctx, const recorddict_t *rd, int argc, sql
     if (*idx >= 0 && rd->items[*idx].kind != kind) {
       int other = rd->items[*idx].kind;
       sql_error(ctx, "item '%s' is a%s %s record, not a%s %s record", codec_quote(q, sizeof(q), name.p, name.n),
-                other == RECORDDICT_ARRAY ? "n" : "", recorddict_kind_name(other), kind == RECORDDICT_ARRAY ? "n" : "", kn);
+                other == RECORDDICT_ARRAY ? "n" : "", recorddict_kind_name(other), kind == RECORDDICT_ARRAY ? "n" : "",
+                kn);
       return -1;
     }
     return 1;
@@ -191,7 +194,9 @@ static void rd_value_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
       }
       break;
     case VALREC_BOOL: sqlite3_result_int(ctx, (int)v->v.u); break;
-    case VALREC_STRING: sqlite3_result_text64(ctx, (const char *)v->v.s.p, v->v.s.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+    case VALREC_STRING:
+      sqlite3_result_text64(ctx, (const char *)v->v.s.p, v->v.s.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
     case VALREC_BYTES: sqlite3_result_blob64(ctx, v->v.s.p, v->v.s.n, SQLITE_TRANSIENT); break;
     default: {
       buf_t b;
@@ -240,7 +245,10 @@ static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   recorddict_init(&rd);
   if (sqlite3_value_type(argv[0]) == SQLITE_BLOB) {
     codec_span blob;
-    if (sql_blob_span(argv[0], &blob) != SQLITE_OK) { sqlite3_result_error_nomem(ctx); return; }
+    if (sql_blob_span(argv[0], &blob) != SQLITE_OK) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
     rc = recorddict_parse(&rd, blob.p, blob.n, &err);
     for (i = 0; rc == CODEC_OK && i < rd.n; i++) rc = check_item(&rd.items[i], blob.p, &err);
   } else {
@@ -262,10 +270,12 @@ static int build_record(sqlite3_context *ctx, sqlite3_value **argv, int argi, co
   char q[CODEC_QUOTE_MAX], label[CODEC_QUOTE_MAX + 40];
   codec_err err;
   int rc;
-  if ((rc = sql_arg_text(ctx, argv[argi + 1], argi + 1, "a kind ('array', 'metric' or 'config')", (const char **)&kp, &kn)) <= 0)
+  if ((rc = sql_arg_text(ctx, argv[argi + 1], argi + 1, "a kind ('array', 'metric' or 'config')", (const char **)&kp,
+                         &kn)) <= 0)
     return rc;
   if (!(*kind = recorddict_kind_from_name(kp, kn))) {
-    sql_error(ctx, "argument %d: kind must be 'array', 'metric' or 'config', got '%s'", argi + 2, codec_quote(q, sizeof(q), kp, kn));
+    sql_error(ctx, "argument %d: kind must be 'array', 'metric' or 'config', got '%s'", argi + 2,
+              codec_quote(q, sizeof(q), kp, kn));
     return -1;
   }
   codec_quote(q, sizeof(q), name.p, name.n);
@@ -281,7 +291,10 @@ static int build_record(sqlite3_context *ctx, sqlite3_value **argv, int argi, co
       sql_error(ctx, "argument %d (array record '%s'): %s", argi + 3, q, err.msg);
       return -1;
     }
-    if (rc) { sql_codec_error(ctx, rc, &err); return -1; }
+    if (rc) {
+      sql_codec_error(ctx, rc, &err);
+      return -1;
+    }
     return 1;
   } else {
     const char *text;
@@ -290,7 +303,10 @@ static int build_record(sqlite3_context *ctx, sqlite3_value **argv, int argi, co
     snprintf(label, sizeof(label), "argument %d (%s record '%s')", argi + 3, recorddict_kind_name(*kind), q);
     scratch->n = 0;
     rc = valrec_from_json(scratch, *kind == RECORDDICT_CONFIG, (const unsigned char *)text, n, label, &err);
-    if (rc) { sql_codec_error(ctx, rc, &err); return -1; }
+    if (rc) {
+      sql_codec_error(ctx, rc, &err);
+      return -1;
+    }
     rec->p = buf_at(scratch, 0);
     rec->n = scratch->n;
     return 1;
@@ -316,9 +332,11 @@ static void rd_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     int kind;
     if (sql_arg_key(ctx, argv[i], i, &name.p, &name.n) <= 0) goto fail;
     for (j = 0; j < i; j += 3) {
-      if ((uint64_t)sqlite3_value_bytes(argv[j]) == name.n && memcmp(sqlite3_value_text(argv[j]), name.p, (size_t)name.n) == 0) {
+      if ((uint64_t)sqlite3_value_bytes(argv[j]) == name.n &&
+          memcmp(sqlite3_value_text(argv[j]), name.p, (size_t)name.n) == 0) {
         char q[CODEC_QUOTE_MAX];
-        sql_error(ctx, "duplicate name '%s' (arguments %d and %d)", codec_quote(q, sizeof(q), name.p, name.n), j + 1, i + 1);
+        sql_error(ctx, "duplicate name '%s' (arguments %d and %d)", codec_quote(q, sizeof(q), name.p, name.n), j + 1,
+                  i + 1);
         goto fail;
       }
     }
@@ -348,12 +366,16 @@ static void rd_set_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (build_record(ctx, argv, 1, name, &kind, &scratch, &rec) <= 0) goto done;
   idx = recorddict_find(&rd, name.p, name.n);
   for (i = 0; i < rd.n; i++) {
-    if (i == idx) recorddict_write_item(&out, name, kind, rec);
-    else recorddict_write_item(&out, rd.items[i].name, rd.items[i].kind, rd.items[i].record);
+    if (i == idx)
+      recorddict_write_item(&out, name, kind, rec);
+    else
+      recorddict_write_item(&out, rd.items[i].name, rd.items[i].kind, rd.items[i].record);
   }
   if (idx < 0) recorddict_write_item(&out, name, kind, rec);
-  if (out.rc == CODEC_OK && out.n == 0) sqlite3_result_zeroblob(ctx, 0);
-  else sql_result_buf(ctx, &out, 0);
+  if (out.rc == CODEC_OK && out.n == 0)
+    sqlite3_result_zeroblob(ctx, 0);
+  else
+    sql_result_buf(ctx, &out, 0);
 done:
   buf_free(&scratch);
   buf_free(&out);
@@ -368,7 +390,10 @@ static void rd_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   int i, k;
   recorddict_init(&rd);
   sql_buf_init(ctx, &out);
-  if (argc < 2) { sql_error(ctx, "expects a record dict and names"); goto done; }
+  if (argc < 2) {
+    sql_error(ctx, "expects a record dict and names");
+    goto done;
+  }
   if (arg_rd(ctx, argv[0], 0, &rd, &blob) <= 0) goto done;
   for (k = 1; k < argc; k++) {
     codec_span name;
@@ -383,8 +408,10 @@ static void rd_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     if (!drop) recorddict_write_item(&out, rd.items[i].name, rd.items[i].kind, rd.items[i].record);
   }
-  if (out.rc == CODEC_OK && out.n == 0) sqlite3_result_zeroblob(ctx, 0);
-  else sql_result_buf(ctx, &out, 0);
+  if (out.rc == CODEC_OK && out.n == 0)
+    sqlite3_result_zeroblob(ctx, 0);
+  else
+    sql_result_buf(ctx, &out, 0);
 done:
   buf_free(&out);
   recorddict_clear(&rd);
@@ -402,7 +429,10 @@ static void rd_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   codec_span name, rec;
   int kind, first;
   (void)argc;
-  if (!st) { sqlite3_result_error_nomem(ctx); return; }
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   if (!st->started) {
     sql_buf_init(ctx, &st->out);
     sql_buf_init(ctx, &st->scratch);
@@ -414,10 +444,14 @@ static void rd_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (build_record(ctx, argv, 0, name, &kind, &st->scratch, &rec) <= 0) return;
   if ((first = keyset_get(&st->names, name.p, name.n)) >= 0) {
     char q[CODEC_QUOTE_MAX];
-    sql_error(ctx, "duplicate name '%s' (rows %d and %d)", codec_quote(q, sizeof(q), name.p, name.n), first, st->rows - 1);
+    sql_error(ctx, "duplicate name '%s' (rows %d and %d)", codec_quote(q, sizeof(q), name.p, name.n), first,
+              st->rows - 1);
     return;
   }
-  if (keyset_put(&st->names, name.p, name.n, st->rows - 1)) { sqlite3_result_error_nomem(ctx); return; }
+  if (keyset_put(&st->names, name.p, name.n, st->rows - 1)) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   recorddict_write_item(&st->out, name, kind, rec);
   if (st->out.rc) sql_codec_error(ctx, st->out.rc, NULL);
 }

@@ -171,8 +171,8 @@ static int rb_combine(const rb_state *rb, int op, const size_t *sel, size_t ns, 
         m = k->numel - e < block ? (size_t)(k->numel - e) : block;
         /* Flower's aggregate_arrayrecords: rows in the order selected. */
         for (s = 0; s < ns; s++)
-          rb_fedavg_step(k->type, agg_kept_row(st, sel[s]) + k->at + e * size, w[sel[s]] / total,
-                         dst + e * osize, m, s == 0, tmp);
+          rb_fedavg_step(k->type, agg_kept_row(st, sel[s]) + k->at + e * size, w[sel[s]] / total, dst + e * osize, m,
+                         s == 0, tmp);
       } else {
         double *cols = tmp, *vals = tmp + (size_t)block * ns, *resb = vals + ns;
         m = k->numel - e < block ? (size_t)(k->numel - e) : block;
@@ -229,8 +229,10 @@ static void rb_result(sqlite3_context *ctx, rb_state *rb, int op) {
     buf_append(&out, "[", 1);
     for (s = 0; s < n; s++) {
       if (s) buf_append(&out, ",", 1);
-      if (isfinite(scores[s])) json_put_float(&out, scores[s], 64);
-      else buf_append(&out, "null", 4);
+      if (isfinite(scores[s]))
+        json_put_float(&out, scores[s], 64);
+      else
+        buf_append(&out, "null", 4);
     }
     buf_append(&out, "]", 1);
     sql_result_buf(ctx, &out, 1);
@@ -313,8 +315,7 @@ static int dp_arg(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *
 
 /* Every array of rec rewritten key by key: scaled by `factor` (ar_clip_norm,
 ** as ar_scale) or with noise added from rng (ar_add_noise). */
-static void dp_rewrite(sqlite3_context *ctx, const record_t *rec, double factor, rb_rng *rng,
-                       unsigned char *scratch) {
+static void dp_rewrite(sqlite3_context *ctx, const record_t *rec, double factor, rb_rng *rng, unsigned char *scratch) {
   npy_array *a = codec_malloc((uint64_t)(rec->n ? rec->n : 1) * 2 * sizeof(npy_array));
   uint64_t total = 0;
   codec_err err;

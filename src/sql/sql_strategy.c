@@ -38,7 +38,9 @@ SQLITE_EXTENSION_INIT3
 
 static const char *quote(char *q, codec_span s) { return codec_quote(q, CODEC_QUOTE_MAX, s.p, s.n); }
 
-static int span_eq(codec_span a, codec_span b) { return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, (size_t)a.n) == 0); }
+static int span_eq(codec_span a, codec_span b) {
+  return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, (size_t)a.n) == 0);
+}
 
 static codec_span cstr_span(const char *s) {
   codec_span sp;
@@ -168,8 +170,8 @@ static void step_part(void *vctx, uint64_t b, uint64_t e, unsigned char *scratch
   const unsigned char *m = k->has_m ? k->m.data : NULL, *v = k->has_v ? k->v.data : NULL;
   unsigned char *mo = k->dst[1] ? k->dst[1] + b * sz : NULL, *vo = k->dst[2] ? k->dst[2] + b * sz : NULL;
   (void)scratch;
-  (r->f64 ? so_step_f64 : so_step_f32)(r->p, n, AT(k->x.data, b, sz), AT(k->a.data, b, sz), AT(m, b, sz),
-                                        AT(v, b, sz), k->dst[0] + b * sz, mo, vo);
+  (r->f64 ? so_step_f64 : so_step_f32)(r->p, n, AT(k->x.data, b, sz), AT(k->a.data, b, sz), AT(m, b, sz), AT(v, b, sz),
+                                       k->dst[0] + b * sz, mo, vo);
 }
 
 static void step_key_run(const so_params *p, const step_key *k, unsigned char *scratch) {
@@ -393,7 +395,9 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       for (j = 0; j < 7; j++) {
         if (fabs(sc[j]) > FLT_MAX || fabs(p.beta_1) > FLT_MAX || fabs(p.beta_2) > FLT_MAX) {
           sql_error(ctx, "a step scalar (%g) overflows float32 (key '%s'), which NumPy would compute in float64",
-                    fabs(sc[j]) > FLT_MAX ? sc[j] : fabs(p.beta_1) > FLT_MAX ? p.beta_1 : p.beta_2,
+                    fabs(sc[j]) > FLT_MAX      ? sc[j]
+                    : fabs(p.beta_1) > FLT_MAX ? p.beta_1
+                                               : p.beta_2,
                     quote(q, model.items[i].key));
           goto done;
         }
@@ -408,7 +412,8 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     if (!open_all(ctx, &mrec, arrays, names[1]) || !match_keys(ctx, &model, keys, &mrec, arrays, 2, what)) goto done;
   }
   if (has_v) {
-    if (!open_all(ctx, &vrec, arrays, names[2]) || !match_keys(ctx, &model, keys, &vrec, arrays, 3, "the state's 'v_t'"))
+    if (!open_all(ctx, &vrec, arrays, names[2]) ||
+        !match_keys(ctx, &model, keys, &vrec, arrays, 3, "the state's 'v_t'"))
       goto done;
   }
 
@@ -469,7 +474,7 @@ done:
 /* One reply, parsed (views into the kept copy or SQLite's value). */
 typedef struct reply {
   recorddict_t rd;
-  int ai, mi;       /* the ArrayRecord's and the MetricRecord's item */
+  int ai, mi; /* the ArrayRecord's and the MetricRecord's item */
   record_t rec;
   valrec_t mr;
   npy_array *arrays;
@@ -479,11 +484,11 @@ typedef struct mean_state {
   int started, failed;
   int64_t row, cur, first_row;
   uint64_t nrows, cap;
-  buf_t kept;          /* every reply's bytes, one after another */
-  uint64_t *at;        /* per reply: its offset in kept, and its length */
-  valrec_elem *w;      /* per reply: its weight */
+  buf_t kept;     /* every reply's bytes, one after another */
+  uint64_t *at;   /* per reply: its offset in kept, and its length */
+  valrec_elem *w; /* per reply: its weight */
   int *wtype;
-  buf_t wkey;          /* the weighting key */
+  buf_t wkey; /* the weighting key */
 } mean_state;
 
 static void reply_init(reply *r) {
@@ -570,7 +575,8 @@ static int reply_check(const mean_state *st, const reply *r, const reply *f, cod
     if (r->rec.n != f->rec.n) {
       for (j = 0; j < r->rec.n; j++)
         if (record_find(&f->rec, r->rec.items[j].key.p, r->rec.items[j].key.n) < 0)
-          return codec_fail(err, CODEC_CORRUPT, "array key '%s' is not in row %lld", quote(q, r->rec.items[j].key), first);
+          return codec_fail(err, CODEC_CORRUPT, "array key '%s' is not in row %lld", quote(q, r->rec.items[j].key),
+                            first);
     }
     for (i = 0; i < f->mr.n; i++) {
       const valrec_item *b = &f->mr.items[i], *a;
@@ -580,7 +586,8 @@ static int reply_check(const mean_state *st, const reply *r, const reply *f, cod
       if (span_eq(b->key, wkey)) continue;
       if (VALREC_IS_LIST(a->type) != VALREC_IS_LIST(b->type))
         return codec_fail(err, CODEC_CORRUPT, "metric '%s' is a %s but a %s in row %lld", quote(q, b->key),
-                          VALREC_IS_LIST(a->type) ? "list" : "number", VALREC_IS_LIST(b->type) ? "list" : "number", first);
+                          VALREC_IS_LIST(a->type) ? "list" : "number", VALREC_IS_LIST(b->type) ? "list" : "number",
+                          first);
       if (VALREC_IS_LIST(a->type) && a->nvals != b->nvals)
         return codec_fail(err, CODEC_CORRUPT, "metric '%s' has %llu values but %llu in row %lld", quote(q, b->key),
                           (unsigned long long)a->nvals, (unsigned long long)b->nvals, first);

@@ -34,7 +34,8 @@ int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flag
     rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs, flags, (void *)&fns[i],
                                     fns[i].xFunc ? sql_dispatch : NULL, fns[i].xStep, fns[i].xFinal, NULL);
     if (rc != SQLITE_OK) {
-      if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", fns[i].name, sqlite3_errstr(rc));
+      if (pzErrMsg)
+        *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", fns[i].name, sqlite3_errstr(rc));
       return rc;
     }
   }
@@ -45,8 +46,8 @@ int sql_register_window(sqlite3 *db, const sql_window_function *fns, int count, 
   int i, rc;
   for (i = 0; i < count; i++) {
     const sql_function *f = &fns[i].f;
-    rc = sqlite3_create_window_function(db, f->name, f->nargs, SQL_PURE, (void *)f, f->xStep, f->xFinal,
-                                        fns[i].xValue, fns[i].xInverse, NULL);
+    rc = sqlite3_create_window_function(db, f->name, f->nargs, SQL_PURE, (void *)f, f->xStep, f->xFinal, fns[i].xValue,
+                                        fns[i].xInverse, NULL);
     if (rc != SQLITE_OK) {
       if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", f->name, sqlite3_errstr(rc));
       return rc;
@@ -58,7 +59,8 @@ int sql_register_window(sqlite3 *db, const sql_window_function *fns, int count, 
 int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *module, const char *schema,
                         char **pzErrMsg) {
   int rc = sqlite3_create_module(db, name, module, (void *)schema);
-  if (rc != SQLITE_OK && pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", name, sqlite3_errstr(rc));
+  if (rc != SQLITE_OK && pzErrMsg)
+    *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", name, sqlite3_errstr(rc));
   return rc;
 }
 
@@ -74,9 +76,12 @@ void sql_error(sqlite3_context *ctx, const char *fmt, ...) {
 }
 
 void sql_codec_error(sqlite3_context *ctx, int rc, const codec_err *err) {
-  if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
-  else if (rc == CODEC_TOOBIG) sqlite3_result_error_toobig(ctx);
-  else sql_error(ctx, "%s", err->msg);
+  if (rc == CODEC_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else if (rc == CODEC_TOOBIG)
+    sqlite3_result_error_toobig(ctx);
+  else
+    sql_error(ctx, "%s", err->msg);
 }
 
 uint64_t sql_limit(sqlite3_context *ctx) {
@@ -103,11 +108,15 @@ void sql_result_buf(sqlite3_context *ctx, buf_t *b, int text) {
   p = buf_detach(b, &n);
   if (text) {
     /* sqlite3_result_text64 needs no terminator when given the length. */
-    if (!p) sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
-    else sqlite3_result_text64(ctx, (const char *)p, n, release, SQLITE_UTF8);
+    if (!p)
+      sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+    else
+      sqlite3_result_text64(ctx, (const char *)p, n, release, SQLITE_UTF8);
   } else {
-    if (!p) sqlite3_result_zeroblob(ctx, 0);
-    else sqlite3_result_blob64(ctx, p, n, release);
+    if (!p)
+      sqlite3_result_zeroblob(ctx, 0);
+    else
+      sqlite3_result_blob64(ctx, p, n, release);
   }
 }
 
@@ -144,8 +153,8 @@ int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char
                     type_name(sqlite3_value_type(v)));
 }
 
-int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
-                 const unsigned char **p, uint64_t *n) {
+int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const unsigned char **p,
+                 uint64_t *n) {
   int t = sqlite3_value_type(v);
   if (t == SQLITE_NULL) return 0;
   if (t != SQLITE_BLOB) {
@@ -166,8 +175,7 @@ int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *w
   return 1;
 }
 
-int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
-                 uint64_t *n) {
+int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p, uint64_t *n) {
   int t = sqlite3_value_type(v);
   if (t == SQLITE_NULL) return 0;
   if (t != SQLITE_TEXT) {
@@ -235,12 +243,15 @@ int sql_arg_npy_value(sqlite3_context *ctx, sqlite3_value *v, int argi, codec_sp
   if (rc <= 0) return rc;
   if (key.p) codec_quote(q, sizeof(q), key.p, key.n);
   if ((rc = sql_npy_parse(bytes->p, bytes->n, a, &err)) != CODEC_OK) {
-    if (rc == CODEC_NOMEM || !key.p) sql_codec_error(ctx, rc, &err);
-    else sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
+    if (rc == CODEC_NOMEM || !key.p)
+      sql_codec_error(ctx, rc, &err);
+    else
+      sql_error(ctx, "%s (argument %d, key '%s')", err.msg, argi + 1, q);
     return -1;
   }
   if ((big = array_dim_over_int32(a->ndim, a->shape)) >= 0) {
-    if (!key.p) sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a->shape[big]);
+    if (!key.p)
+      sql_error(ctx, "dimension %lld does not fit Flower's int32 shape", (long long)a->shape[big]);
     else
       sql_error(ctx, "dimension %lld does not fit Flower's int32 shape (argument %d, key '%s')",
                 (long long)a->shape[big], argi + 1, q);
@@ -310,9 +321,12 @@ int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d)
 }
 
 void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error) {
-  if (rc == CODEC_NOMEM) sqlite3_result_error_nomem(ctx);
-  else if (!want_error) sqlite3_result_int(ctx, rc == CODEC_OK);
-  else if (rc) sqlite3_result_text(ctx, err->msg, -1, SQLITE_TRANSIENT);
+  if (rc == CODEC_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else if (!want_error)
+    sqlite3_result_int(ctx, rc == CODEC_OK);
+  else if (rc)
+    sqlite3_result_text(ctx, err->msg, -1, SQLITE_TRANSIENT);
 }
 
 void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
@@ -320,8 +334,10 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
     case DT_KIND_BOOL:
     case DT_KIND_INT: sqlite3_result_int64(ctx, v->i); break;
     case DT_KIND_UINT:
-      if (v->u <= (uint64_t)INT64_MAX) sqlite3_result_int64(ctx, (sqlite3_int64)v->u);
-      else sqlite3_result_double(ctx, (double)v->u);
+      if (v->u <= (uint64_t)INT64_MAX)
+        sqlite3_result_int64(ctx, (sqlite3_int64)v->u);
+      else
+        sqlite3_result_double(ctx, (double)v->u);
       break;
     case DT_KIND_FLOAT: sqlite3_result_double(ctx, v->re); break;
     default: {

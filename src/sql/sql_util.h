@@ -70,9 +70,9 @@ int sql_register_module(sqlite3 *db, const char *name, const sqlite3_module *mod
   sql_register((db), (table), (int)(sizeof(table) / sizeof((table)[0])), (pzErrMsg))
 
 /* Results. */
-void sql_error(sqlite3_context *ctx, const char *fmt, ...);            /* "fname: ..." */
+void sql_error(sqlite3_context *ctx, const char *fmt, ...);               /* "fname: ..." */
 void sql_codec_error(sqlite3_context *ctx, int rc, const codec_err *err); /* nomem/toobig/msg */
-uint64_t sql_limit(sqlite3_context *ctx); /* SQLITE_LIMIT_LENGTH */
+uint64_t sql_limit(sqlite3_context *ctx);                                 /* SQLITE_LIMIT_LENGTH */
 /* Hand a buffer to SQLite as the result without copying (or report its
 ** error). text != 0 makes it TEXT. */
 void sql_result_buf(sqlite3_context *ctx, buf_t *b, int text);
@@ -89,14 +89,13 @@ int sql_blob_span(sqlite3_value *v, codec_span *out);
 
 /* Arguments. These return 1 when the value is usable, 0 when it is NULL
 ** (the result is left NULL), -1 after reporting an error. */
-int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what,
-                 const unsigned char **p, uint64_t *n);
+int sql_arg_blob(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const unsigned char **p,
+                 uint64_t *n);
 /* The problem sql_arg_blob reports for a non-BLOB value ("argument 1 must be
 ** a .npy BLOB, got text"), into err; for npy_error, ar_error and friends,
 ** which report instead of raising. Returns CODEC_CORRUPT. */
 int sql_blob_type_problem(codec_err *err, sqlite3_value *v, int argi, const char *what);
-int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p,
-                 uint64_t *n);
+int sql_arg_text(sqlite3_context *ctx, sqlite3_value *v, int argi, const char *what, const char **p, uint64_t *n);
 /* npy_parse for a BLOB bound by the user: a 4- or 8-byte BLOB that is no
 ** .npy gets a message saying it looks like a NumPy scalar bound as bytes. */
 int sql_npy_parse(const unsigned char *p, uint64_t n, npy_array *a, codec_err *err);
@@ -128,14 +127,12 @@ void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int wa
 ** JSON text "[re,im]". */
 void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 
-
 /* The parts every eponymous table-valued function shares. xConnect: the
 ** module's client data (sqlite3_create_module's last argument) is its CREATE
 ** TABLE statement; the table is a plain sqlite3_vtab, marked innocuous (it
 ** has no side effects). xDisconnect frees it. sql_vtab_open allocates a
 ** zeroed cursor of `size` bytes (its first member a sqlite3_vtab_cursor). */
-int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
-                     char **pzErr);
+int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab, char **pzErr);
 int sql_vtab_disconnect(sqlite3_vtab *vtab);
 int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
 

@@ -40,8 +40,7 @@ SQLITE_EXTENSION_INIT3
 static void key_pieces(const agg_state *st, const agg_key *k, double **comp) {
   int j;
   comp[0] = (double *)(void *)(st->mem.p + st->gap + k->at);
-  for (j = 1; j < XS_N; j++)
-    comp[j] = (double *)(void *)(st->comp + (size_t)(j - 1) * (size_t)st->acc_bytes + k->at);
+  for (j = 1; j < XS_N; j++) comp[j] = (double *)(void *)(st->comp + (size_t)(j - 1) * (size_t)st->acc_bytes + k->at);
 }
 
 int agg_win_begin(sqlite3_context *ctx, agg_state *st, int op, int64_t plain_rows) {
@@ -142,9 +141,12 @@ void agg_value(sqlite3_context *ctx) {
   int op = SQL_OP(ctx) & AGG_OP_MASK;
   if (!st || st->failed || !st->nrows) return; /* an empty frame: NULL */
   if (!agg_win_begin(ctx, st, op, st->row)) return;
-  if (KEEPS_ROWS(op)) agg_result_kept(ctx, st, op);
-  else if (op == AGG_EMA) agg_result_copy(ctx, st, op, NULL, 1.0);
-  else agg_result_comp(ctx, st, op);
+  if (KEEPS_ROWS(op))
+    agg_result_kept(ctx, st, op);
+  else if (op == AGG_EMA)
+    agg_result_copy(ctx, st, op, NULL, 1.0);
+  else
+    agg_result_comp(ctx, st, op);
 }
 
 void agg_drop_kept(agg_state *st) {
@@ -155,7 +157,8 @@ void agg_drop_kept(agg_state *st) {
     st->kept.n = 0;
   } else if (st->dropped >= st->nrows) { /* the rows that left fill half the buffer */
     /* Rows of no bytes (records of no or empty arrays) have no buffer. */
-    if (st->row_bytes) memmove(st->kept.p, st->kept.p + st->dropped * st->row_bytes, (size_t)(st->nrows * st->row_bytes));
+    if (st->row_bytes)
+      memmove(st->kept.p, st->kept.p + st->dropped * st->row_bytes, (size_t)(st->nrows * st->row_bytes));
     st->kept.n = st->nrows * st->row_bytes;
     st->dropped = 0;
   }

@@ -134,7 +134,8 @@ static int obj_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
       break;
     case COL_CONTENT:
       sql_buf_init(ctx, &b);
-      if (buf_reserve(&b, fo_content_size(&cur->tree, cur->row)) == CODEC_OK) fo_write_content(&cur->tree, cur->row, &b);
+      if (buf_reserve(&b, fo_content_size(&cur->tree, cur->row)) == CODEC_OK)
+        fo_write_content(&cur->tree, cur->row, &b);
       sql_result_buf(ctx, &b, 0);
       break;
     default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */

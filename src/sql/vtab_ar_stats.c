@@ -61,7 +61,7 @@ typedef struct stats_cursor {
 
 static const char ar_stats_schema[] =
     "CREATE TABLE x(key TEXT, dtype TEXT, shape TEXT, numel INTEGER, min ANY, max ANY,"
-                            " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, arg HIDDEN)";
+    " mean ANY, std REAL, l2 REAL, nonfinite INTEGER, arg HIDDEN)";
 
 static int stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   int rc = sql_vtab_open(sizeof(stats_cursor), ppCursor);
@@ -130,8 +130,10 @@ static int stats_load(stats_cursor *cur, sqlite3_context *ctx, int stats) {
         sqlite3_result_error_nomem(ctx);
       } else {
         char *msg = sqlite3_mprintf("ar_stats: %s", err.msg);
-        if (msg) sqlite3_result_error(ctx, msg, -1);
-        else sqlite3_result_error_nomem(ctx);
+        if (msg)
+          sqlite3_result_error(ctx, msg, -1);
+        else
+          sqlite3_result_error_nomem(ctx);
         sqlite3_free(msg);
       }
       return 0;

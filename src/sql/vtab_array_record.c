@@ -48,7 +48,7 @@ typedef struct array_record_cursor {
 
 static const char array_record_schema[] =
     "CREATE TABLE x(key TEXT, position INTEGER, dtype TEXT, shape TEXT, ndim INTEGER,"
-                            " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, arg HIDDEN)";
+    " numel INTEGER, stype TEXT, nbytes INTEGER, data BLOB, arg HIDDEN)";
 
 static int arv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   int rc = sql_vtab_open(sizeof(array_record_cursor), ppCursor);
@@ -109,8 +109,12 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
   switch (col) {
     case COL_KEY: sqlite3_result_text64(ctx, (const char *)it->key.p, it->key.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
     case COL_POSITION: sqlite3_result_int(ctx, cur->row); break;
-    case COL_DTYPE: sqlite3_result_text64(ctx, (const char *)it->dtype.p, it->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
-    case COL_STYPE: sqlite3_result_text64(ctx, (const char *)it->stype.p, it->stype.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+    case COL_DTYPE:
+      sqlite3_result_text64(ctx, (const char *)it->dtype.p, it->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
+    case COL_STYPE:
+      sqlite3_result_text64(ctx, (const char *)it->stype.p, it->stype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
     case COL_NBYTES: sqlite3_result_int64(ctx, (sqlite3_int64)it->data.n); break;
     case COL_DATA: sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT); break;
     case COL_NDIM: sqlite3_result_int(ctx, it->ndim); break;

@@ -27,12 +27,11 @@ typedef struct each_cursor {
   sqlite3_vtab_cursor base;
   npy_array a;
   codec_span arg; /* the argument BLOB, read back by the hidden column */
-  int have;    /* a parsed array is present */
+  int have;       /* a parsed array is present */
   uint64_t i;
 } each_cursor;
 
-static const char npy_each_schema[] =
-    "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, arg HIDDEN)";
+static const char npy_each_schema[] = "CREATE TABLE x(i INTEGER, idx TEXT, value ANY, arg HIDDEN)";
 
 static int each_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   (void)vtab;

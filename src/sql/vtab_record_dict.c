@@ -92,7 +92,8 @@ static void result_nitems(sqlite3_context *ctx, const record_dict_cursor *cur, c
   char label[CODEC_QUOTE_MAX + 40], q[CODEC_QUOTE_MAX];
   codec_err err;
   int rc, n = 0;
-  snprintf(label, sizeof(label), "%s record '%s'", recorddict_kind_name(it->kind), codec_quote(q, sizeof(q), it->name.p, it->name.n));
+  snprintf(label, sizeof(label), "%s record '%s'", recorddict_kind_name(it->kind),
+           codec_quote(q, sizeof(q), it->name.p, it->name.n));
   if (it->kind == RECORDDICT_ARRAY) {
     record_t rec;
     codec_err inner;
@@ -100,11 +101,13 @@ static void result_nitems(sqlite3_context *ctx, const record_dict_cursor *cur, c
     rc = record_parse(&rec, it->record.p, it->record.n, &inner);
     n = rec.n;
     record_clear(&rec);
-    if (rc == CODEC_CORRUPT) codec_fail(&err, rc, "%s (at byte %llu): %s", label, (unsigned long long)it->record_at, inner.msg);
+    if (rc == CODEC_CORRUPT)
+      codec_fail(&err, rc, "%s (at byte %llu): %s", label, (unsigned long long)it->record_at, inner.msg);
   } else {
     valrec_t vr;
     valrec_init(&vr);
-    rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, cur->arg.p, it->record_at, it->record_at + it->record.n, label, &err);
+    rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, cur->arg.p, it->record_at, it->record_at + it->record.n,
+                      label, &err);
     n = vr.n;
     valrec_clear(&vr);
   }
@@ -127,7 +130,9 @@ static int rdv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
   record_dict_cursor *cur = (record_dict_cursor *)base;
   const recorddict_item *it = &cur->rd.items[cur->row];
   switch (col) {
-    case COL_NAME: sqlite3_result_text64(ctx, (const char *)it->name.p, it->name.n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+    case COL_NAME:
+      sqlite3_result_text64(ctx, (const char *)it->name.p, it->name.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
     case COL_POSITION: sqlite3_result_int(ctx, cur->row); break;
     case COL_KIND: sqlite3_result_text(ctx, recorddict_kind_name(it->kind), -1, SQLITE_STATIC); break;
     case COL_NITEMS: result_nitems(ctx, cur, it); break;

@@ -8,6 +8,7 @@ contain; files use gen_interop.py's object-set format (id, 8-digit length,
 content, per object). Run it again after changing it
 (python3 tests/bad/gen_flower_rd.py) and commit what changes.
 """
+
 import json
 import os
 import shutil
@@ -44,8 +45,11 @@ def gen():
     msg = obj("Message", [sha(rd)], b"\x0a\x02\x08\x01")  # metadata {run_id: 1}
 
     # hashes and heads
-    p("content_changed", object_set(*good[:-1], rd[:-1] + b"X", ids=[None] * 5 + [sha(rd)]),
-      "object %s: content hashes to" % sha(rd))
+    p(
+        "content_changed",
+        object_set(*good[:-1], rd[:-1] + b"X", ids=[None] * 5 + [sha(rd)]),
+        "object %s: content hashes to" % sha(rd),
+    )
     p("head_no_nul", object_set(b"RecordDict  2{}"), "has no head (no NUL byte)")
     p("head_truncated", object_set(b"RecordDict  5\x00{}"), "head says the body has 5 bytes, it has 2")
     p("metric_with_children", object_set(c1, obj("MetricRecord", [sha(c1)], b"")), "a MetricRecord has no children")
@@ -54,20 +58,32 @@ def gen():
     p("no_root", object_set(*good[:-1]), "no RecordDict or Message object among the 5 objects")
     p("two_recorddicts", object_set(*good, rd_obj({})), "more than one RecordDict object")
     p("two_messages", object_set(*good, msg, obj("Message", [], b"")), "more than one Message object")
-    p("recorddict_beside_message", object_set(rd_obj({}), obj("Message", [], b"")),
-      "(RecordDict) is not part of Message")
+    p(
+        "recorddict_beside_message",
+        object_set(rd_obj({}), obj("Message", [], b"")),
+        "(RecordDict) is not part of Message",
+    )
     p("orphan_record", object_set(*good, obj("ConfigRecord", [], b"")), "(ConfigRecord) is not part of RecordDict")
     # children
-    p("missing_record", object_set(c1, a1, r1, cfg, rd),
-      "missing record %s (child of RecordDict %s)" % (sha(m1), sha(rd)))
+    p(
+        "missing_record",
+        object_set(c1, a1, r1, cfg, rd),
+        "missing record %s (child of RecordDict %s)" % (sha(m1), sha(rd)),
+    )
     bad = rd_obj({"a": a1})
-    p("child_wrong_type", object_set(c1, a1, bad),
-      "object %s is an Array, its parent RecordDict %s wants an ArrayRecord, MetricRecord or ConfigRecord"
-      % (sha(a1), sha(bad)))
+    p(
+        "child_wrong_type",
+        object_set(c1, a1, bad),
+        "object %s is an Array, its parent RecordDict %s wants an ArrayRecord, MetricRecord or ConfigRecord"
+        % (sha(a1), sha(bad)),
+    )
     p("message_missing_content", object_set(msg), "missing RecordDict %s (child of Message %s)" % (sha(rd), sha(msg)))
     wrong = obj("Message", [sha(m1)], b"")
-    p("message_child_wrong_type", object_set(m1, wrong),
-      "object %s is a MetricRecord, its parent Message %s wants a RecordDict" % (sha(m1), sha(wrong)))
+    p(
+        "message_child_wrong_type",
+        object_set(m1, wrong),
+        "object %s is a MetricRecord, its parent Message %s wants a RecordDict" % (sha(m1), sha(wrong)),
+    )
     rd2 = rd_obj({"m": m1})
     p("message_two_children", object_set(*good, rd2, obj("Message", [sha(rd), sha(rd2)], b"")), "has 2 children")
     # bodies
@@ -80,24 +96,43 @@ def gen():
     cu = obj("ConfigRecord", [], b"\x0a\x08\x0a\x01s\x12\x03\x2a\x01\xff")
     p("config_bad_utf8", object_set(cu, rd_obj({"c": cu})), "not valid UTF-8")
     p("body_not_json", object_set(m1, rd_obj({"m": m1}, body="[]")), "body: expected an object at byte 0")
-    p("body_value_unlisted", object_set(m1, rd_obj({"m": m1}, body=json.dumps({"m": "0" * 64}))),
-      "value is not one of the head's child ids")
-    p("body_unused_child", object_set(m1, cfg, rd_obj({"m": m1, "c": cfg}, body=json.dumps({"m": sha(m1)}))),
-      "lists child %s that its body does not use" % sha(cfg))
-    p("body_duplicate_name", object_set(m1, rd_obj({"m": m1}, body='{"m": "%s", "m": "%s"}' % (sha(m1), sha(m1)))),
-      "duplicate key")
-    p("body_trailing_text", object_set(m1, rd_obj({"m": m1}, body=json.dumps({"m": sha(m1)}) + "x")),
-      "unexpected text after the JSON value")
-    p("body_name_lone_surrogate", object_set(m1, rd_obj({"m": m1}, body='{"\\ud800": "%s"}' % sha(m1))),
-      "body: unpaired surrogate escape at byte 2")
+    p(
+        "body_value_unlisted",
+        object_set(m1, rd_obj({"m": m1}, body=json.dumps({"m": "0" * 64}))),
+        "value is not one of the head's child ids",
+    )
+    p(
+        "body_unused_child",
+        object_set(m1, cfg, rd_obj({"m": m1, "c": cfg}, body=json.dumps({"m": sha(m1)}))),
+        "lists child %s that its body does not use" % sha(cfg),
+    )
+    p(
+        "body_duplicate_name",
+        object_set(m1, rd_obj({"m": m1}, body='{"m": "%s", "m": "%s"}' % (sha(m1), sha(m1)))),
+        "duplicate key",
+    )
+    p(
+        "body_trailing_text",
+        object_set(m1, rd_obj({"m": m1}, body=json.dumps({"m": sha(m1)}) + "x")),
+        "unexpected text after the JSON value",
+    )
+    p(
+        "body_name_lone_surrogate",
+        object_set(m1, rd_obj({"m": m1}, body='{"\\ud800": "%s"}' % sha(m1))),
+        "body: unpaired surrogate escape at byte 2",
+    )
 
 
 HEADERS = {
-    GROUP: ("Malformed sets of Flower objects rooted in a RecordDict or a Message, for rd_inflate: each file holds "
-            "objects as id (64 characters), content length (8 digits), content.", "",
-            "read rd_inflate " + FLOWER_SPLIT + "SELECT rd_inflate(id, content) FROM o WHERE id IS NOT NULL\n"
-            "read rd_inflate " + FLOWER_SPLIT +
-            "SELECT rd_inflate(id, content) FROM (SELECT * FROM o WHERE id IS NOT NULL ORDER BY pos DESC)\n"),
+    GROUP: (
+        "Malformed sets of Flower objects rooted in a RecordDict or a Message, for rd_inflate: each file holds "
+        "objects as id (64 characters), content length (8 digits), content.",
+        "",
+        "read rd_inflate " + FLOWER_SPLIT + "SELECT rd_inflate(id, content) FROM o WHERE id IS NOT NULL\n"
+        "read rd_inflate "
+        + FLOWER_SPLIT
+        + "SELECT rd_inflate(id, content) FROM (SELECT * FROM o WHERE id IS NOT NULL ORDER BY pos DESC)\n",
+    ),
 }
 
 

@@ -10,6 +10,7 @@ contain. The files are committed; run this script again after changing it
 (python3 tests/bad/gen_foundation.py) and commit what changes. Standard
 library only.
 """
+
 import os
 import shutil
 import struct
@@ -90,8 +91,16 @@ def gen_npy():
     p("v1_half_header_length", MAGIC + b"\x01\x00\x10", "truncated at byte 9: no header length")
     p("v2_short_header_length", MAGIC + b"\x02\x00\x10\x00\x00", "truncated at byte 11: no header length")
     p("v3_no_header_length", MAGIC + b"\x03\x00", "truncated at byte 8: no header length")
-    p("v1_header_length_past_end", npy(hdr(), b"", hlen=500), "header truncated at byte 128 (header length 500 needs 510 bytes)")
-    p("v2_header_length_4g", npy(hdr(), b"", (2, 0), hlen=0xFFFFFFFF), "header length 4294967295 needs 4294967307 bytes")
+    p(
+        "v1_header_length_past_end",
+        npy(hdr(), b"", hlen=500),
+        "header truncated at byte 128 (header length 500 needs 510 bytes)",
+    )
+    p(
+        "v2_header_length_4g",
+        npy(hdr(), b"", (2, 0), hlen=0xFFFFFFFF),
+        "header length 4294967295 needs 4294967307 bytes",
+    )
     p("v3_header_length_past_end", npy(hdr(), b"", (3, 0), hlen=0x10000), "header truncated at byte 128")
     p("header_length_zero", npy("", b"", pad=False), "header is not a dictionary (byte 10)")
     p("header_cut_short", npy(hdr(), F4x2, hlen=30), "cannot parse header: unexpected end at byte 40")
@@ -101,43 +110,85 @@ def gen_npy():
     p("header_string", npy("'descr'"), "header is not a dictionary")
     p("header_spaces", npy("   "), "header is not a dictionary (byte 64)")
     p("header_open_brace", npy("{"), "cannot parse header: unexpected end")
-    p("header_unclosed_dict", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), ", F4x2),
-      "cannot parse header: unexpected end")
-    p("header_missing_colon", npy("{'descr' '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header: unexpected character at byte 19")
-    p("header_missing_comma", npy("{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header: unexpected character at byte 26")
-    p("header_double_comma", npy("{'descr': '<f4',, 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header: unexpected character at byte 26")
+    p(
+        "header_unclosed_dict",
+        npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), ", F4x2),
+        "cannot parse header: unexpected end",
+    )
+    p(
+        "header_missing_colon",
+        npy("{'descr' '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header: unexpected character at byte 19",
+    )
+    p(
+        "header_missing_comma",
+        npy("{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header: unexpected character at byte 26",
+    )
+    p(
+        "header_double_comma",
+        npy("{'descr': '<f4',, 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header: unexpected character at byte 26",
+    )
     p("header_unterminated_string", npy("{'descr': '<f4", pad=False), "cannot parse header: unexpected end at byte 24")
-    p("header_newline_in_string", npy("{'descr': '<f\n4', 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header: unexpected character at byte 23")
-    p("header_mismatched_quotes", npy("{'descr\": '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header")
+    p(
+        "header_newline_in_string",
+        npy("{'descr': '<f\n4', 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header: unexpected character at byte 23",
+    )
+    p(
+        "header_mismatched_quotes",
+        npy("{'descr\": '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header",
+    )
     p("header_lowercase_false", npy(hdr(fortran="false"), F4x2), "cannot parse header: unexpected character at byte 44")
     p("header_word_fals", npy(hdr(fortran="Fals"), F4x2), "cannot parse header: unexpected character at byte 44")
     p("header_call", npy(hdr(descr="dtype('<f4')"), F4x2), "cannot parse header: unexpected character at byte 20")
     p("header_unicode_prefix_word", npy(hdr(descr="x'<f4'"), F4x2), "cannot parse header: unexpected character")
     p("header_text_after_dict", npy(hdr() + " x", F4x2), "cannot parse header: text after the dictionary at byte 68")
     p("header_two_dicts", npy(hdr() + hdr(), F4x2), "text after the dictionary")
-    p("header_nul_byte", npy("{'descr': '<f4',\x00 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header: unexpected character at byte 26")
-    p("header_set_literal", npy("{'descr': {'<f4'}, 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "cannot parse header: unexpected character")
+    p(
+        "header_nul_byte",
+        npy("{'descr': '<f4',\x00 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header: unexpected character at byte 26",
+    )
+    p(
+        "header_set_literal",
+        npy("{'descr': {'<f4'}, 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "cannot parse header: unexpected character",
+    )
     p("header_nested_too_deeply", npy(hdr(shape="(" * 40 + "2," + ")" * 40), F4x2), "nested too deeply")
     p("header_descr_nested_too_deeply", npy(hdr(descr="[" * 40 + "]" * 40), F4x2), "nested too deeply")
-    p("header_unexpected_key", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", F4x2),
-      "header has unexpected key 'extra'")
-    p("header_unexpected_key_non_ascii", npy("{'descr': '<f4', 'fortran_order': False, 'sh\xe4pe': (2,)}".encode("latin-1"), F4x2),
-      "header has unexpected key 'sh?pe'")
-    p("header_key_utf8", npy("{'descr': '<f4', 'fortran_order': False, 'ſhape': (2,)}".encode("utf-8"), F4x2),
-      "header has unexpected key 'ſhape'")
-    p("header_key_int", npy("{1: 2, 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "header has a key that is not a string")
-    p("header_key_none", npy("{None: 2, 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "header has a key that is not a string")
-    p("header_key_tuple", npy("{(1,): 2, 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
-      "header has a key that is not a string")
+    p(
+        "header_unexpected_key",
+        npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", F4x2),
+        "header has unexpected key 'extra'",
+    )
+    p(
+        "header_unexpected_key_non_ascii",
+        npy("{'descr': '<f4', 'fortran_order': False, 'sh\xe4pe': (2,)}".encode("latin-1"), F4x2),
+        "header has unexpected key 'sh?pe'",
+    )
+    p(
+        "header_key_utf8",
+        npy("{'descr': '<f4', 'fortran_order': False, 'ſhape': (2,)}".encode("utf-8"), F4x2),
+        "header has unexpected key 'ſhape'",
+    )
+    p(
+        "header_key_int",
+        npy("{1: 2, 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "header has a key that is not a string",
+    )
+    p(
+        "header_key_none",
+        npy("{None: 2, 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "header has a key that is not a string",
+    )
+    p(
+        "header_key_tuple",
+        npy("{(1,): 2, 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", F4x2),
+        "header has a key that is not a string",
+    )
     p("header_no_descr", npy("{'fortran_order': False, 'shape': (2,), }", F4x2), "header has no 'descr' key")
     p("header_no_fortran_order", npy("{'descr': '<f4', 'shape': (2,), }", F4x2), "header has no 'fortran_order' key")
     p("header_no_shape", npy("{'descr': '<f4', 'fortran_order': False, }", F4x2), "header has no 'shape' key")
@@ -164,10 +215,16 @@ def gen_npy():
     p("shape_past_int64", npy(hdr(shape="(9223372036854775808,)"), F4x2), "shape dimension does not fit in 64 bits")
     p("shape_huge", npy(hdr(shape="(99999999999999999999999,)"), F4x2), "shape dimension does not fit in 64 bits")
     p("shape_65_dims", npy(hdr(shape="(" + "1, " * 65 + ")"), F4x2), "shape has 65 dimensions (at most 64)")
-    p("shape_elements_overflow", npy(hdr(shape="(4294967296, 4294967296, 4294967296)")),
-      "shape has more than 2^64 elements")
-    p("shape_bytes_overflow", npy(hdr(descr="'<f8'", shape="(2305843009213693952,)")),
-      "shape has more bytes than fit in 64 bits")
+    p(
+        "shape_elements_overflow",
+        npy(hdr(shape="(4294967296, 4294967296, 4294967296)")),
+        "shape has more than 2^64 elements",
+    )
+    p(
+        "shape_bytes_overflow",
+        npy(hdr(descr="'<f8'", shape="(2305843009213693952,)")),
+        "shape has more bytes than fit in 64 bits",
+    )
     p("shape_long_suffix_v3", npy(hdr(shape="(2L,)"), F4x2, (3, 0)), "cannot parse header: unexpected character")
     p("shape_trailing_word", npy(hdr(shape="(2x,)"), F4x2), "cannot parse header: unexpected character")
     p("shape_sign_only", npy(hdr(shape="(-,)"), F4x2), "cannot parse header: unexpected character")
@@ -177,8 +234,11 @@ def gen_npy():
     p("descr_none", npy(hdr(descr="None"), F4x2), "unsupported dtype: descr is not a type string")
     p("descr_dict", npy(hdr(descr="{'names': ['a']}"), F4x2), "unsupported dtype: descr is not a type string")
     p("descr_tuple", npy(hdr(descr="('<f4', (2,))"), F4x2), "unsupported dtype: descr is not a type string")
-    p("descr_structured", npy(hdr(descr="[('a', '<f4'), ('b', '<i4')]"), F4x2),
-      "unsupported dtype: structured (record) dtypes are not numeric arrays")
+    p(
+        "descr_structured",
+        npy(hdr(descr="[('a', '<f4'), ('b', '<i4')]"), F4x2),
+        "unsupported dtype: structured (record) dtypes are not numeric arrays",
+    )
     p("descr_object", npy(hdr(descr="'|O'"), b"\x80\x04N."), "unsupported dtype '|O' (object arrays hold pickled")
     p("descr_unicode", npy(hdr(descr="'<U10'"), F4x2), "unsupported dtype '<U10' (unicode strings are not numeric)")
     p("descr_bytes", npy(hdr(descr="'|S5'"), F4x2), "unsupported dtype '|S5' (byte strings are not numeric)")
@@ -196,19 +256,46 @@ def gen_npy():
     p("descr_escape", npy(hdr(descr="'<f\\\\4'"), F4x2), "unsupported dtype '<f\\\\4'")
     p("descr_invalid_utf8", npy(hdr(descr="'\xff\xfe'").encode("latin-1"), F4x2), "unsupported dtype '??'")
     p("descr_control_chars", npy(hdr(descr="'\x01\x02'"), F4x2), "unsupported dtype '??'")
-    p("descr_long", npy(hdr(descr="'" + "f" * 100 + "'"), F4x2), "unsupported dtype 'ffffffffffffffffffffffffffffffffffffffffffffffff...'")
+    p(
+        "descr_long",
+        npy(hdr(descr="'" + "f" * 100 + "'"), F4x2),
+        "unsupported dtype 'ffffffffffffffffffffffffffffffffffffffffffffffff...'",
+    )
 
     # payload
-    p("data_one_byte_short", npy(hdr(), F4x2[:7]), "data truncated at byte 135: shape needs 8 payload bytes, blob has 7")
+    p(
+        "data_one_byte_short",
+        npy(hdr(), F4x2[:7]),
+        "data truncated at byte 135: shape needs 8 payload bytes, blob has 7",
+    )
     p("data_missing", npy(hdr(shape="(10,)")), "data truncated at byte 128: shape needs 40 payload bytes, blob has 0")
     p("data_scalar_missing", npy(hdr(descr="'<f8'", shape="()")), "shape needs 8 payload bytes, blob has 0")
-    p("data_large_shape", npy(hdr(descr="'<f8'", shape="(1000, 1000)"), b"\x00" * 16),
-      "shape needs 8000000 payload bytes, blob has 16")
-    p("data_fortran_short", npy(hdr(fortran="True", shape="(2, 3)"), b"\x00" * 20), "shape needs 24 payload bytes, blob has 20")
-    p("data_complex_short", npy(hdr(descr="'<c16'", shape="(2,)"), b"\x00" * 24), "shape needs 32 payload bytes, blob has 24")
+    p(
+        "data_large_shape",
+        npy(hdr(descr="'<f8'", shape="(1000, 1000)"), b"\x00" * 16),
+        "shape needs 8000000 payload bytes, blob has 16",
+    )
+    p(
+        "data_fortran_short",
+        npy(hdr(fortran="True", shape="(2, 3)"), b"\x00" * 20),
+        "shape needs 24 payload bytes, blob has 20",
+    )
+    p(
+        "data_complex_short",
+        npy(hdr(descr="'<c16'", shape="(2,)"), b"\x00" * 24),
+        "shape needs 32 payload bytes, blob has 24",
+    )
     p("data_v2_short", npy(hdr(shape="(4,)"), F4x2, (2, 0)), "shape needs 16 payload bytes, blob has 8")
-    p("data_v3_short", npy(hdr(descr="'<i8'", shape="(3,)"), b"\x00" * 23, (3, 0)), "shape needs 24 payload bytes, blob has 23")
-    p("data_bool_short", npy(hdr(descr="'|b1'", shape="(5, 5)"), b"\x01" * 24), "shape needs 25 payload bytes, blob has 24")
+    p(
+        "data_v3_short",
+        npy(hdr(descr="'<i8'", shape="(3,)"), b"\x00" * 23, (3, 0)),
+        "shape needs 24 payload bytes, blob has 23",
+    )
+    p(
+        "data_bool_short",
+        npy(hdr(descr="'|b1'", shape="(5, 5)"), b"\x01" * 24),
+        "shape needs 25 payload bytes, blob has 24",
+    )
 
 
 # --- records -------------------------------------------------------------------
@@ -287,11 +374,18 @@ def gen_records():
     p("unknown_group_mismatched_end", b"\x13\x08\x01\x1c", "record blob has a mismatched end-group at byte 3")
     p("unknown_groups_nested_70", b"\x13" * 70 + b"\x14" * 70, "record blob nests groups too deeply")
     p("item_key_as_varint", ld(1, b"\x08\x01"), "wrong wire type 0 for Item.key at byte 2 (item 0)")
-    p("item_value_as_varint", ld(1, ld(1, "w") + b"\x10\x01"), "wrong wire type 0 for Item.value at byte 5 (item 0, key 'w')")
+    p(
+        "item_value_as_varint",
+        ld(1, ld(1, "w") + b"\x10\x01"),
+        "wrong wire type 0 for Item.value at byte 5 (item 0, key 'w')",
+    )
     p("item_key_past_end", ld(1, b"\x0a\x09abc"), "record blob truncated at byte 7 (item 0)")
     p("item_value_past_end", ld(1, ld(1, "w") + b"\x12\x20\x0a"), "record blob truncated at byte 8 (item 0, key 'w')")
-    p("item_error_names_item_3", GOOD + item("b") + item("c") + ld(1, ld(1, "d") + b"\x10\x01"),
-      "wrong wire type 0 for Item.value at byte")
+    p(
+        "item_error_names_item_3",
+        GOOD + item("b") + item("c") + ld(1, ld(1, "d") + b"\x10\x01"),
+        "wrong wire type 0 for Item.value at byte",
+    )
     p("item_unknown_group_unclosed", ld(1, ld(1, "w") + b"\x1b\x08\x01"), "truncated inside a group")
     p("array_dtype_as_varint", item("w", b"\x08\x01"), "wrong wire type 0 for Array.dtype")
     p("array_stype_as_fixed32", item("w", b"\x1d\x00\x00\x00\x00"), "wrong wire type 5 for Array.stype")
@@ -306,8 +400,11 @@ def gen_records():
     p("array_shape_packed_varint_too_long", item("w", ld(2, b"\xff" * 11)), "varint longer than 10 bytes")
     p("array_shape_65_dims", item("w", b"\x10\x01" * 65), "record blob has a shape with more than 64 dimensions")
     p("array_shape_65_dims_packed", item("w", ld(2, b"\x01" * 65)), "shape with more than 64 dimensions")
-    p("array_shape_65_dims_merged", ld(1, ld(1, "w") + ld(2, ld(2, b"\x01" * 40)) + ld(2, ld(2, b"\x01" * 25))),
-      "shape with more than 64 dimensions")
+    p(
+        "array_shape_65_dims_merged",
+        ld(1, ld(1, "w") + ld(2, ld(2, b"\x01" * 40)) + ld(2, ld(2, b"\x01" * 25))),
+        "shape with more than 64 dimensions",
+    )
     p("array_unknown_field_truncated", item("w", b"\x2d\x00"), "record blob truncated")
     p("key_invalid_utf8", item(b"\xff\xfe"), "record key is not valid UTF-8 at byte 3 (item 0)")
     p("key_overlong_nul", item(b"a\xc0\x80"), "record key is not valid UTF-8")
@@ -315,15 +412,32 @@ def gen_records():
     p("key_past_u10ffff", item(b"\xf4\x90\x80\x80"), "record key is not valid UTF-8")
     p("key_cut_character", item(b"\xe6\x97"), "record key is not valid UTF-8")
     p("key_lone_continuation", item(b"\x80"), "record key is not valid UTF-8")
-    p("dtype_invalid_utf8", item("w", array(dtype=b"\xff")), "record dtype is not valid UTF-8 at byte 3 (item 0, key 'w')")
-    p("stype_invalid_utf8", item("w", array(stype=b"numpy\xc0")), "record stype is not valid UTF-8 at byte 3 (item 0, key 'w')")
+    p(
+        "dtype_invalid_utf8",
+        item("w", array(dtype=b"\xff")),
+        "record dtype is not valid UTF-8 at byte 3 (item 0, key 'w')",
+    )
+    p(
+        "stype_invalid_utf8",
+        item("w", array(stype=b"numpy\xc0")),
+        "record stype is not valid UTF-8 at byte 3 (item 0, key 'w')",
+    )
     p("duplicate_key", item("a") + item("a"), "record has duplicate key 'a' (items 0 and 1)")
-    p("duplicate_key_far_apart", b"".join(item("k%d" % i) for i in range(20)) + item("k7"),
-      "record has duplicate key 'k7' (items 7 and 20)")
-    p("duplicate_empty_key", item("") + b"".join(item("k%d" % i) for i in range(17)) + item(""),
-      "record has duplicate key '' (items 0 and 18)")
-    p("duplicate_key_via_repeated_field", item("a") + ld(1, ld(1, "x") + ld(1, "a") + ld(2, array())),
-      "record has duplicate key 'a' (items 0 and 1)")
+    p(
+        "duplicate_key_far_apart",
+        b"".join(item("k%d" % i) for i in range(20)) + item("k7"),
+        "record has duplicate key 'k7' (items 7 and 20)",
+    )
+    p(
+        "duplicate_empty_key",
+        item("") + b"".join(item("k%d" % i) for i in range(17)) + item(""),
+        "record has duplicate key '' (items 0 and 18)",
+    )
+    p(
+        "duplicate_key_via_repeated_field",
+        item("a") + ld(1, ld(1, "x") + ld(1, "a") + ld(2, array())),
+        "record has duplicate key 'a' (items 0 and 1)",
+    )
     p("npy_file", npy(hdr()) + F4x2, "got a .npy file, not a record: wrap it with ar('key', npy)")
     p("text", b"hello, world", "record blob")
     p("zeros", b"\x00" * 16, "record blob has an invalid field number at byte 0")
@@ -339,31 +453,67 @@ def gen_record_items():
     p("numpy_data_not_npy", array(data=b"not a .npy"), "not a .npy file (bad magic) (item 0, key 'bad')")
     p("numpy_data_empty", array(data=b""), "empty blob is not a .npy file (item 0, key 'bad')")
     p("numpy_data_truncated", array(data=(npy(hdr()) + F4x2)[:-1]), "data truncated at byte 135")
-    p("numpy_data_object", array(dtype="object", data=npy(hdr(descr="'|O'")) + b"\x80\x04N."),
-      "unsupported dtype '|O' (object arrays hold pickled Python objects, which are never loaded) (item 0, key 'bad')")
+    p(
+        "numpy_data_object",
+        array(dtype="object", data=npy(hdr(descr="'|O'")) + b"\x80\x04N."),
+        "unsupported dtype '|O' (object arrays hold pickled Python objects, which are never loaded) (item 0, key 'bad')",
+    )
     p("numpy_data_structured", array(data=npy(hdr(descr="[('a', '<f4')]")) + F4x2), "structured (record) dtypes")
-    p("numpy_data_version_9", array(data=npy(hdr(), F4x2, (9, 0))), "unsupported .npy format version 9.0 (item 0, key 'bad')")
+    p(
+        "numpy_data_version_9",
+        array(data=npy(hdr(), F4x2, (9, 0))),
+        "unsupported .npy format version 9.0 (item 0, key 'bad')",
+    )
     p("numpy_data_bad_header", array(data=npy("{'descr': '<f4'") + F4x2), "cannot parse header")
-    p("numpy_bad_item_is_third", array(data=b"\x93NUMPY"), "truncated at byte 6: no .npy version (item 2, key 'bad')",
-      before=item("a") + item("b"))
-    p("raw_dtype_unknown", array(dtype="float128", stype="", data=b"\x00" * 16),
-      "unsupported dtype 'float128' (long double has no portable layout) (item 0, key 'bad')")
-    p("raw_dtype_empty", array(dtype="", stype="", data=b"\x00" * 8), "unsupported dtype '' (not a NumPy numeric dtype)")
+    p(
+        "numpy_bad_item_is_third",
+        array(data=b"\x93NUMPY"),
+        "truncated at byte 6: no .npy version (item 2, key 'bad')",
+        before=item("a") + item("b"),
+    )
+    p(
+        "raw_dtype_unknown",
+        array(dtype="float128", stype="", data=b"\x00" * 16),
+        "unsupported dtype 'float128' (long double has no portable layout) (item 0, key 'bad')",
+    )
+    p(
+        "raw_dtype_empty",
+        array(dtype="", stype="", data=b"\x00" * 8),
+        "unsupported dtype '' (not a NumPy numeric dtype)",
+    )
     p("raw_dtype_unicode", array(dtype="<U3", stype="", data=b"\x00" * 24), "(unicode strings are not numeric)")
     p("raw_dtype_object", array(dtype="object", stype="", data=b"\x00" * 8), "unsupported dtype 'object'")
     p("raw_no_value", b"", "unsupported dtype '' (not a NumPy numeric dtype) (item 0, key 'bad')")
-    p("raw_size_short", array(dtype="float32", shape=(2,), stype="", data=b"\x00" * 7),
-      "raw array data has 7 bytes, dtype and shape need 8 (item 0, key 'bad')")
-    p("raw_size_long", array(dtype="int64", shape=(1,), stype="", data=b"\x00" * 9),
-      "raw array data has 9 bytes, dtype and shape need 8")
-    p("raw_size_scalar_empty", array(dtype="float64", shape=(), stype="", data=b""),
-      "raw array data has 0 bytes, dtype and shape need 8")
-    p("raw_bytes_overflow", array(dtype="float64", shape=(2147483647, 2147483647), stype="", data=b""),
-      "raw array dtype and shape need more than 2^64 bytes (item 0, key 'bad')")
-    p("raw_elements_overflow", array(dtype="uint8", shape=(2147483647,) * 3, stype="", data=b""),
-      "shape has more than 2^64 elements (item 0, key 'bad')")
-    p("stype_almost_numpy", array(stype="numpy.ndarray ", data=npy(hdr()) + F4x2),
-      "raw array data has 136 bytes, dtype and shape need 8")
+    p(
+        "raw_size_short",
+        array(dtype="float32", shape=(2,), stype="", data=b"\x00" * 7),
+        "raw array data has 7 bytes, dtype and shape need 8 (item 0, key 'bad')",
+    )
+    p(
+        "raw_size_long",
+        array(dtype="int64", shape=(1,), stype="", data=b"\x00" * 9),
+        "raw array data has 9 bytes, dtype and shape need 8",
+    )
+    p(
+        "raw_size_scalar_empty",
+        array(dtype="float64", shape=(), stype="", data=b""),
+        "raw array data has 0 bytes, dtype and shape need 8",
+    )
+    p(
+        "raw_bytes_overflow",
+        array(dtype="float64", shape=(2147483647, 2147483647), stype="", data=b""),
+        "raw array dtype and shape need more than 2^64 bytes (item 0, key 'bad')",
+    )
+    p(
+        "raw_elements_overflow",
+        array(dtype="uint8", shape=(2147483647,) * 3, stype="", data=b""),
+        "shape has more than 2^64 elements (item 0, key 'bad')",
+    )
+    p(
+        "stype_almost_numpy",
+        array(stype="numpy.ndarray ", data=npy(hdr()) + F4x2),
+        "raw array data has 136 bytes, dtype and shape need 8",
+    )
     p("stype_numpy_uppercase", array(stype="NUMPY.NDARRAY", data=npy(hdr()) + F4x2), "raw array data has 136 bytes")
 
 
@@ -375,11 +525,18 @@ def gen_record_mismatch():
     def p(name, arr, want):
         put(g, "record_mismatch", name + ".pb", item("bad", arr), want)
 
-    p("dtype_differs", array(dtype="float64"), "dtype 'float64' does not match the .npy dtype 'float32' (item 0, key 'bad')")
+    p(
+        "dtype_differs",
+        array(dtype="float64"),
+        "dtype 'float64' does not match the .npy dtype 'float32' (item 0, key 'bad')",
+    )
     p("dtype_is_descr", array(dtype="<f4"), "dtype '<f4' does not match the .npy dtype 'float32'")
     p("dtype_missing", array(dtype=""), "dtype '' does not match the .npy dtype 'float32'")
-    p("dtype_big_endian", array(dtype="float32", data=npy(hdr(descr="'>f4'")) + F4x2),
-      "dtype 'float32' does not match the .npy dtype '>f4'")
+    p(
+        "dtype_big_endian",
+        array(dtype="float32", data=npy(hdr(descr="'>f4'")) + F4x2),
+        "dtype 'float32' does not match the .npy dtype '>f4'",
+    )
     p("dtype_invalid_text", array(dtype="\u00e9\u00e9"), "dtype '\u00e9\u00e9' does not match")
     p("shape_differs", array(shape=(3,)), "shape does not match the .npy shape (item 0, key 'bad')")
     p("shape_missing", array(shape=()), "shape does not match the .npy shape")
@@ -425,12 +582,12 @@ def gen_json():
     p(g, "hex_number", "[0x10]", "expected ',' or ']' at byte 2")
     p(g, "bare_nan", "[NaN]", "expected a number at byte 1")
     p(g, "bare_infinity", "[Infinity]", "expected a number at byte 1")
-    p(g, "other_string", "[\"abc\"]", "unexpected string (only \"NaN\", \"Infinity\", \"-Infinity\" are numbers) at byte 1")
-    p(g, "nan_with_space", "[\"nan \"]", "unexpected string")
-    p(g, "number_as_string", "[\"1\"]", "unexpected string")
+    p(g, "other_string", '["abc"]', 'unexpected string (only "NaN", "Infinity", "-Infinity" are numbers) at byte 1')
+    p(g, "nan_with_space", '["nan "]', "unexpected string")
+    p(g, "number_as_string", '["1"]', "unexpected string")
     p(g, "word_tru", "[tru]", "expected a number at byte 1")
     p(g, "word_nul", "[nul]", "expected a number at byte 1")
-    p(g, "object", "{\"a\": 1}", "expected a number at byte 0")
+    p(g, "object", '{"a": 1}', "expected a number at byte 0")
     p(g, "object_in_list", "[{}]", "expected a number at byte 1")
     p(g, "nul_byte", "[\x00]", "expected a number at byte 1")
     p(g, "invalid_utf8", "[\udcff]", "expected a number at byte 1")
@@ -443,9 +600,9 @@ def gen_json():
     p(g, "int8_128", "[128]", "value at byte 1 is out of range for int8")
     p(g, "int8_minus_129", "[1, -129]", "value at byte 4 is out of range for int8")
     p(g, "int8_fraction", "[1.5]", "value at byte 1 is not an integer, dtype is int8")
-    p(g, "int8_nan", "[\"NaN\"]", "value at byte 1 is not an integer, dtype is int8")
+    p(g, "int8_nan", '["NaN"]', "value at byte 1 is not an integer, dtype is int8")
     p(g, "int8_null", "[null]", "value at byte 1 is not an integer")
-    p(g, "int8_infinity", "[[1], [\"-Infinity\"]]", "value at byte 7 is not an integer")
+    p(g, "int8_infinity", '[[1], ["-Infinity"]]', "value at byte 7 is not an integer")
     p(g, "int8_huge_float", "[1e300]", "value at byte 1 is out of range for int8")
     p(g, "int8_past_uint64", "[18446744073709551616]", "value at byte 1 is out of range for int8")
     p(g, "int8_exponent_fraction", "[1.25e1]", "is not an integer, dtype is int8")
@@ -464,13 +621,29 @@ def gen_json():
 
     g = "json_shape"
     msg = "shape must be a JSON array of non-negative integers"
-    for name, text in [("empty", ""), ("open_bracket", "["), ("negative", "[-1]"), ("fraction", "[1.5]"),
-                       ("string", "[\"2\"]"), ("trailing_comma", "[2,]"), ("leading_comma", "[,2]"),
-                       ("object", "{}"), ("null", "null"), ("exponent", "[1e3]"), ("nested", "[[2]]"),
-                       ("bool", "[true]"), ("past_uint64", "[18446744073709551616]"),
-                       ("past_int64", "[9223372036854775808]"), ("bare_negative", "-3"), ("two_numbers", "2 3"),
-                       ("text_after", "[2] x"), ("missing_comma", "[1 2]"), ("unclosed", "[2,3"),
-                       ("bare_fraction", "2.5"), ("nan", "[\"NaN\"]")]:
+    for name, text in [
+        ("empty", ""),
+        ("open_bracket", "["),
+        ("negative", "[-1]"),
+        ("fraction", "[1.5]"),
+        ("string", '["2"]'),
+        ("trailing_comma", "[2,]"),
+        ("leading_comma", "[,2]"),
+        ("object", "{}"),
+        ("null", "null"),
+        ("exponent", "[1e3]"),
+        ("nested", "[[2]]"),
+        ("bool", "[true]"),
+        ("past_uint64", "[18446744073709551616]"),
+        ("past_int64", "[9223372036854775808]"),
+        ("bare_negative", "-3"),
+        ("two_numbers", "2 3"),
+        ("text_after", "[2] x"),
+        ("missing_comma", "[1 2]"),
+        ("unclosed", "[2,3"),
+        ("bare_fraction", "2.5"),
+        ("nan", '["NaN"]'),
+    ]:
         p(g, name, text, msg)
     p(g, "dims_65", "[" + ",".join(["1"] * 65) + "]", "shape has more than 64 dimensions")
 
@@ -493,7 +666,11 @@ def gen_dtypes():
     p("bytes_a", "a10", "(byte strings are not numeric)")
     p("object", "O", "unsupported dtype 'O' (object arrays hold pickled Python objects, which are never loaded)")
     p("object_o8", "|O8", "(object arrays hold pickled Python objects")
-    p("object_name", "object", "unsupported dtype 'object' (object arrays hold pickled Python objects, which are never loaded)")
+    p(
+        "object_name",
+        "object",
+        "unsupported dtype 'object' (object arrays hold pickled Python objects, which are never loaded)",
+    )
     p("void", "V16", "(void/structured data is not numeric)")
     p("datetime", "M8", "(datetimes are not supported)")
     p("timedelta_unit", "m8[s]", "(datetimes are not supported)")
@@ -569,38 +746,64 @@ message SELECT ar_error(?1)
 
 HEADERS = {
     "npy": ("Malformed .npy files: every function that reads a .npy value.", "", NPY_READERS),
-    "record": ("Malformed Flower ArrayRecord protobuf records: every function that reads a record.", "",
-               RECORD_READERS),
-    "record_item": ("Records with a well-formed structure and one bad array, keyed 'bad': the functions "
-                    "that read array data.", "", """\
+    "record": (
+        "Malformed Flower ArrayRecord protobuf records: every function that reads a record.",
+        "",
+        RECORD_READERS,
+    ),
+    "record_item": (
+        "Records with a well-formed structure and one bad array, keyed 'bad': the functions that read array data.",
+        "",
+        """\
 read ar_get SELECT ar_get(?1, 'bad')
 read ar_get SELECT npy_dtype(ar_get(?1, 'bad'))
 read ar_get SELECT ar_get(?1, key) FROM array_record(?1) WHERE key = 'bad'
 false SELECT ar_valid(?1)
 message SELECT ar_error(?1)
-"""),
-    "record_mismatch": ("Records whose Array dtype or shape disagree with the .npy header: only the "
-                        "validators look that deep.", "", """\
+""",
+    ),
+    "record_mismatch": (
+        "Records whose Array dtype or shape disagree with the .npy header: only the validators look that deep.",
+        "",
+        """\
 false SELECT ar_valid(?1)
 message SELECT ar_error(?1)
-"""),
-    "json_array": ("Malformed JSON arrays for npy_from_json.", "bind text\n", """\
+""",
+    ),
+    "json_array": (
+        "Malformed JSON arrays for npy_from_json.",
+        "bind text\n",
+        """\
 read npy_from_json SELECT npy_from_json(?1)
 read npy_from_json SELECT npy_from_json(?1, 'float64')
 read npy_from_json SELECT npy_from_json(?1, 'int32')
-"""),
+""",
+    ),
     "json_range": ("JSON values outside int8.", "bind text\n", "read npy_from_json SELECT npy_from_json(?1, 'int8')\n"),
-    "json_range_u64": ("JSON values outside uint64.", "bind text\n",
-                       "read npy_from_json SELECT npy_from_json(?1, 'uint64')\n"),
-    "json_complex": ("JSON that is not [re, im] pairs, read as complex.", "bind text\n",
-                     "read npy_from_json SELECT npy_from_json(?1, 'complex64')\n"
-                     "read npy_from_json SELECT npy_from_json(?1, '>c16')\n"),
-    "json_shape": ("Malformed shapes for npy(raw, dtype, shape).", "bind text\n",
-                   "read npy SELECT npy(x'', 'float32', ?1)\n"),
-    "dtype": ("Unsupported or malformed dtype strings.", "bind text\n", """\
+    "json_range_u64": (
+        "JSON values outside uint64.",
+        "bind text\n",
+        "read npy_from_json SELECT npy_from_json(?1, 'uint64')\n",
+    ),
+    "json_complex": (
+        "JSON that is not [re, im] pairs, read as complex.",
+        "bind text\n",
+        "read npy_from_json SELECT npy_from_json(?1, 'complex64')\n"
+        "read npy_from_json SELECT npy_from_json(?1, '>c16')\n",
+    ),
+    "json_shape": (
+        "Malformed shapes for npy(raw, dtype, shape).",
+        "bind text\n",
+        "read npy SELECT npy(x'', 'float32', ?1)\n",
+    ),
+    "dtype": (
+        "Unsupported or malformed dtype strings.",
+        "bind text\n",
+        """\
 read npy SELECT npy(x'', ?1, '[0]')
 read npy_from_json SELECT npy_from_json('[]', ?1)
-"""),
+""",
+    ),
 }
 
 

@@ -31,7 +31,11 @@ STRUCTURE = [
     ("no_record", ld(1, ld(1, b"m")), "record dict has an item without a record at byte 2 (item 0, key 'm')"),
     ("name_not_utf8", rditem(b"\xff", M, b""), "record dict has a name that is not valid UTF-8 at byte 2 (item 0)"),
     ("duplicate_name", rditem(b"a", M, b"") * 2, "record dict has duplicate name 'a' (items 0 and 1)"),
-    ("record_as_varint", ld(1, ld(1, b"m") + vi(M, 1)), "record dict has wrong wire type 0 for Item.metric_record at byte 5"),
+    (
+        "record_as_varint",
+        ld(1, ld(1, b"m") + vi(M, 1)),
+        "record dict has wrong wire type 0 for Item.metric_record at byte 5",
+    ),
     ("name_as_varint", ld(1, vi(1, 1) + ld(M, b"")), "record dict has wrong wire type 0 for Item.key at byte 2"),
     ("unknown_truncated", b"\x11\x00", "record dict truncated at byte 2"),
     ("unterminated_group", b"\x13", "record dict truncated inside a group at byte 1"),
@@ -39,46 +43,118 @@ STRUCTURE = [
 
 ITEM = [
     ("metric_truncated", rditem(b"m", M, item(b"k", vi(2, 1))[:-1]), "metric record 'm' truncated at byte"),
-    ("metric_no_value", rditem(b"m", M, ld(1, ld(1, b"k"))), "metric record 'm' has an item without a value at byte 9 (item 0, key 'k')"),
-    ("metric_empty_value", rditem(b"m", M, item(b"k", b"")), "metric record 'm' has an item without a value at byte 9 (item 0, key 'k')"),
+    (
+        "metric_no_value",
+        rditem(b"m", M, ld(1, ld(1, b"k"))),
+        "metric record 'm' has an item without a value at byte 9 (item 0, key 'k')",
+    ),
+    (
+        "metric_empty_value",
+        rditem(b"m", M, item(b"k", b"")),
+        "metric record 'm' has an item without a value at byte 9 (item 0, key 'k')",
+    ),
     ("metric_bool_is_unknown", rditem(b"m", M, item(b"k", vi(4, 1))), "metric record 'm' has an item without a value"),
-    ("metric_duplicate_key", rditem(b"m", M, item(b"k", vi(2, 2)) * 2), "metric record 'm' has duplicate key 'k' (items 0 and 1)"),
-    ("metric_double_as_varint", rditem(b"m", M, item(b"k", vi(1, 1))), "metric record 'm' has wrong wire type 0 for a double value"),
+    (
+        "metric_duplicate_key",
+        rditem(b"m", M, item(b"k", vi(2, 2)) * 2),
+        "metric record 'm' has duplicate key 'k' (items 0 and 1)",
+    ),
+    (
+        "metric_double_as_varint",
+        rditem(b"m", M, item(b"k", vi(1, 1))),
+        "metric record 'm' has wrong wire type 0 for a double value",
+    ),
     ("metric_double_truncated", rditem(b"m", M, item(b"k", b"\x09\x00\x00"))[:], "metric record 'm' truncated at byte"),
-    ("metric_sint_as_len", rditem(b"m", M, item(b"k", ld(2, b""))), "metric record 'm' has wrong wire type 2 for sint64"),
-    ("metric_list_as_varint", rditem(b"m", M, item(b"k", vi(21, 1))), "metric record 'm' has wrong wire type 0 for double_list"),
-    ("metric_packed_double_cut", rditem(b"m", M, item(b"k", ld(21, ld(1, b"\0" * 9)))), "has a packed double list cut mid-value"),
-    ("metric_list_elem_wrong_type", rditem(b"m", M, item(b"k", ld(21, vi(1, 3)))), "has wrong wire type 0 for a double list element"),
-    ("metric_packed_varint_cut", rditem(b"m", M, item(b"k", ld(22, ld(1, b"\x80")))), "metric record 'm' truncated at byte"),
-    ("metric_varint_11_bytes", rditem(b"m", M, item(b"k", b"\x10" + b"\xff" * 10 + b"\x01")), "has a varint longer than 10 bytes"),
-    ("metric_key_not_utf8", rditem(b"m", M, item(b"\xc3", vi(2, 1))), "metric record 'm' has a key that is not valid UTF-8"),
+    (
+        "metric_sint_as_len",
+        rditem(b"m", M, item(b"k", ld(2, b""))),
+        "metric record 'm' has wrong wire type 2 for sint64",
+    ),
+    (
+        "metric_list_as_varint",
+        rditem(b"m", M, item(b"k", vi(21, 1))),
+        "metric record 'm' has wrong wire type 0 for double_list",
+    ),
+    (
+        "metric_packed_double_cut",
+        rditem(b"m", M, item(b"k", ld(21, ld(1, b"\0" * 9)))),
+        "has a packed double list cut mid-value",
+    ),
+    (
+        "metric_list_elem_wrong_type",
+        rditem(b"m", M, item(b"k", ld(21, vi(1, 3)))),
+        "has wrong wire type 0 for a double list element",
+    ),
+    (
+        "metric_packed_varint_cut",
+        rditem(b"m", M, item(b"k", ld(22, ld(1, b"\x80")))),
+        "metric record 'm' truncated at byte",
+    ),
+    (
+        "metric_varint_11_bytes",
+        rditem(b"m", M, item(b"k", b"\x10" + b"\xff" * 10 + b"\x01")),
+        "has a varint longer than 10 bytes",
+    ),
+    (
+        "metric_key_not_utf8",
+        rditem(b"m", M, item(b"\xc3", vi(2, 1))),
+        "metric record 'm' has a key that is not valid UTF-8",
+    ),
     ("metric_items_as_varint", rditem(b"m", M, vi(1, 1)), "metric record 'm' has wrong wire type 0 for items"),
-    ("config_string_not_utf8", rditem(b"m", C, item(b"k", ld(5, b"\xff"))), "config record 'm' has a string that is not valid UTF-8"),
-    ("config_list_string_not_utf8", rditem(b"m", C, item(b"k", ld(25, ld(1, b"ok") + ld(1, b"\xed\xa0\x80")))), "config record 'm' has a string that is not valid UTF-8"),
-    ("config_bytes_list_elem_varint", rditem(b"m", C, item(b"k", ld(26, vi(1, 1)))), "config record 'm' has wrong wire type 0 for a list element"),
-    ("config_bool_as_i64", rditem(b"m", C, item(b"k", b"\x21" + b"\0" * 8)), "config record 'm' has wrong wire type 1 for bool"),
+    (
+        "config_string_not_utf8",
+        rditem(b"m", C, item(b"k", ld(5, b"\xff"))),
+        "config record 'm' has a string that is not valid UTF-8",
+    ),
+    (
+        "config_list_string_not_utf8",
+        rditem(b"m", C, item(b"k", ld(25, ld(1, b"ok") + ld(1, b"\xed\xa0\x80")))),
+        "config record 'm' has a string that is not valid UTF-8",
+    ),
+    (
+        "config_bytes_list_elem_varint",
+        rditem(b"m", C, item(b"k", ld(26, vi(1, 1)))),
+        "config record 'm' has wrong wire type 0 for a list element",
+    ),
+    (
+        "config_bool_as_i64",
+        rditem(b"m", C, item(b"k", b"\x21" + b"\0" * 8)),
+        "config record 'm' has wrong wire type 1 for bool",
+    ),
     ("config_string_truncated", rditem(b"m", C, item(b"k", b"\x2a\x05ab")), "config record 'm' truncated at byte"),
 ]
 
 
-write_group("gen_recorddict.py", "recorddict", STRUCTURE, [
-    "read rd_len SELECT rd_len(?1)",
-    "read rd_keys SELECT rd_keys(?1)",
-    "read rd_array_record SELECT rd_array_record(?1, 'm')",
-    "read rd_metrics SELECT rd_metrics(?1, 'm')",
-    "read rd_config SELECT rd_config(?1, 'm')",
-    "read rd_value SELECT rd_value(?1, 'm', 'k')",
-    "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
-    "read rd_delete SELECT rd_delete(?1, 'x')",
-    "read record_dict SELECT * FROM record_dict(?1)",
-    "false SELECT rd_valid(?1)",
-    "message SELECT rd_error(?1)",
-], "# Malformed Flower RecordDict protobufs: every function that reads a RecordDict.")
+write_group(
+    "gen_recorddict.py",
+    "recorddict",
+    STRUCTURE,
+    [
+        "read rd_len SELECT rd_len(?1)",
+        "read rd_keys SELECT rd_keys(?1)",
+        "read rd_array_record SELECT rd_array_record(?1, 'm')",
+        "read rd_metrics SELECT rd_metrics(?1, 'm')",
+        "read rd_config SELECT rd_config(?1, 'm')",
+        "read rd_value SELECT rd_value(?1, 'm', 'k')",
+        "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
+        "read rd_delete SELECT rd_delete(?1, 'x')",
+        "read record_dict SELECT * FROM record_dict(?1)",
+        "false SELECT rd_valid(?1)",
+        "message SELECT rd_error(?1)",
+    ],
+    "# Malformed Flower RecordDict protobufs: every function that reads a RecordDict.",
+)
 
-write_group("gen_recorddict.py", "recorddict_item", ITEM, [
-    "read rd_value SELECT rd_value(?1, 'm', 'k')",
-    "read record_dict SELECT nitems FROM record_dict(?1)",
-    "false SELECT rd_valid(?1)",
-    "message SELECT rd_error(?1)",
-], "# RecordDicts whose item 'm' holds a malformed MetricRecord or ConfigRecord:\n"
-   "# the functions that read that record.")
+write_group(
+    "gen_recorddict.py",
+    "recorddict_item",
+    ITEM,
+    [
+        "read rd_value SELECT rd_value(?1, 'm', 'k')",
+        "read record_dict SELECT nitems FROM record_dict(?1)",
+        "false SELECT rd_valid(?1)",
+        "message SELECT rd_error(?1)",
+    ],
+    "# RecordDicts whose item 'm' holds a malformed MetricRecord or ConfigRecord:\n"
+    "# the functions that read that record.",
+)

@@ -139,7 +139,8 @@ TEST(arraymath_binary_plan_layout_and_errors) {
   buf_free(&b.file);
   CHECK(make_array(&b, dt_native(DT_BOOL), 2, s32, 0, d, 6));
   CHECK(am_binary_plan(KN_ADD, &a.a, &b.a, &res, &err) == CODEC_RANGE);
-  CHECK_STR(err.msg, "shapes [2,3] and [3,2] differ (arrays combine when their shapes are equal or one is a () scalar)");
+  CHECK_STR(err.msg,
+            "shapes [2,3] and [3,2] differ (arrays combine when their shapes are equal or one is a () scalar)");
   CHECK(am_binary_plan(KN_SUB, &b.a, &b.a, &res, &err) == CODEC_RANGE);
   CHECK_STR(err.msg, "boolean subtract is not supported, as in NumPy (cast to an integer type first)");
   buf_free(&a.file);

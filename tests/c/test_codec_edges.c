@@ -88,18 +88,20 @@ TEST(edge_half_round_trip) {
   for (h = 0; h < 65536; h++) {
     double d = dt_half_to_double((uint16_t)h);
     uint16_t back = dt_double_to_half(d);
-    if (d != d) CHECK((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0);
-    else CHECK(back == h);
+    if (d != d)
+      CHECK((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0);
+    else
+      CHECK(back == h);
   }
-  CHECK(dt_double_to_half(1.0 + ldexp(1.0, -11)) == 0x3c00);            /* tie, even stays */
-  CHECK(dt_double_to_half(1.0 + 3 * ldexp(1.0, -11)) == 0x3c02);        /* tie, odd rounds up */
+  CHECK(dt_double_to_half(1.0 + ldexp(1.0, -11)) == 0x3c00);     /* tie, even stays */
+  CHECK(dt_double_to_half(1.0 + 3 * ldexp(1.0, -11)) == 0x3c02); /* tie, odd rounds up */
   CHECK(dt_double_to_half(1.0 + ldexp(1.0, -11) + ldexp(1.0, -30)) == 0x3c01);
-  CHECK(dt_double_to_half(ldexp(1.0, -25)) == 0x0000);                  /* tie below the smallest subnormal */
-  CHECK(dt_double_to_half(3 * ldexp(1.0, -25)) == 0x0002);              /* subnormal tie, odd rounds up */
+  CHECK(dt_double_to_half(ldexp(1.0, -25)) == 0x0000);     /* tie below the smallest subnormal */
+  CHECK(dt_double_to_half(3 * ldexp(1.0, -25)) == 0x0002); /* subnormal tie, odd rounds up */
   CHECK(dt_double_to_half(ldexp(1.0, -25) + ldexp(1.0, -40)) == 0x0001);
-  CHECK(dt_double_to_half(ldexp(1.0, -80)) == 0x0000);                  /* far below: signed zero */
+  CHECK(dt_double_to_half(ldexp(1.0, -80)) == 0x0000); /* far below: signed zero */
   CHECK(dt_double_to_half(-ldexp(1.0, -80)) == 0x8000);
-  CHECK(dt_double_to_half(65520.0) == 0x7c00);                          /* rounds up to infinity */
+  CHECK(dt_double_to_half(65520.0) == 0x7c00); /* rounds up to infinity */
   CHECK(dt_double_to_half(65519.99) == 0x7bff);
   CHECK(dt_double_to_half(1e300) == 0x7c00 && dt_double_to_half(-HUGE_VAL) == 0xfc00);
   CHECK((dt_double_to_half(NAN) & 0x7fff) > 0x7c00);
@@ -180,7 +182,7 @@ TEST(edge_quote_and_truncation) {
   CHECK(strcmp(codec_quote(q, sizeof(q), "", 0), "") == 0);
   CHECK(strcmp(codec_quote(q, sizeof(q), "\x7f\xc3", 2), "??") == 0); /* DEL, cut character */
   CHECK(strcmp(codec_quote(q, sizeof(q), "\xf0\x9f\x98\x80!", 5), "\xf0\x9f\x98\x80!") == 0);
-  CHECK(codec_utf8_seq((const unsigned char *)"\xe0\x80\x80", 3) == 0); /* overlong */
+  CHECK(codec_utf8_seq((const unsigned char *)"\xe0\x80\x80", 3) == 0);     /* overlong */
   CHECK(codec_utf8_seq((const unsigned char *)"\xf0\x8f\xbf\xbf", 4) == 0); /* overlong 4-byte */
   CHECK(codec_utf8_seq((const unsigned char *)"\xf4\x90\x80\x80", 4) == 0); /* past U+10FFFF */
   CHECK(codec_utf8_seq((const unsigned char *)"\xed\xbf\xbf", 3) == 0);     /* surrogate */

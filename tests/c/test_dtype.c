@@ -27,35 +27,90 @@ TEST(dtype_parse_names_codes_and_typestrings) {
     dt_type t;
     int big;
   } ok[] = {
-      {"bool", DT_BOOL, 0},        {"int8", DT_INT8, 0},          {"int16", DT_INT16, 0},
-      {"int32", DT_INT32, 0},      {"int64", DT_INT64, 0},        {"uint8", DT_UINT8, 0},
-      {"uint16", DT_UINT16, 0},    {"uint32", DT_UINT32, 0},      {"uint64", DT_UINT64, 0},
-      {"float16", DT_FLOAT16, 0},  {"float32", DT_FLOAT32, 0},    {"float64", DT_FLOAT64, 0},
-      {"complex64", DT_COMPLEX64, 0}, {"complex128", DT_COMPLEX128, 0},
-      {"float", DT_FLOAT64, 0},    {"int", DT_INT64, 0},          {"uint", DT_UINT64, 0},
-      {"complex", DT_COMPLEX128, 0}, {"double", DT_FLOAT64, 0},   {"single", DT_FLOAT32, 0},
-      {"half", DT_FLOAT16, 0},     {"byte", DT_INT8, 0},          {"ubyte", DT_UINT8, 0},
-      {"short", DT_INT16, 0},      {"ushort", DT_UINT16, 0},      {"intc", DT_INT32, 0},
-      {"uintc", DT_UINT32, 0},     {"longlong", DT_INT64, 0},     {"ulonglong", DT_UINT64, 0},
-      {"csingle", DT_COMPLEX64, 0}, {"cdouble", DT_COMPLEX128, 0}, {"bool_", DT_BOOL, 0},
-      {"float_", DT_FLOAT64, 0},   {"int_", DT_INT64, 0},         {"complex_", DT_COMPLEX128, 0},
-      {"intp", DT_INT64, 0},       {"uintp", DT_UINT64, 0},       {"long", DT_INT64, 0},
-      {"ulong", DT_UINT64, 0},     {"bool8", DT_BOOL, 0},         {"int0", DT_INT64, 0},
+      {"bool", DT_BOOL, 0},
+      {"int8", DT_INT8, 0},
+      {"int16", DT_INT16, 0},
+      {"int32", DT_INT32, 0},
+      {"int64", DT_INT64, 0},
+      {"uint8", DT_UINT8, 0},
+      {"uint16", DT_UINT16, 0},
+      {"uint32", DT_UINT32, 0},
+      {"uint64", DT_UINT64, 0},
+      {"float16", DT_FLOAT16, 0},
+      {"float32", DT_FLOAT32, 0},
+      {"float64", DT_FLOAT64, 0},
+      {"complex64", DT_COMPLEX64, 0},
+      {"complex128", DT_COMPLEX128, 0},
+      {"float", DT_FLOAT64, 0},
+      {"int", DT_INT64, 0},
+      {"uint", DT_UINT64, 0},
+      {"complex", DT_COMPLEX128, 0},
+      {"double", DT_FLOAT64, 0},
+      {"single", DT_FLOAT32, 0},
+      {"half", DT_FLOAT16, 0},
+      {"byte", DT_INT8, 0},
+      {"ubyte", DT_UINT8, 0},
+      {"short", DT_INT16, 0},
+      {"ushort", DT_UINT16, 0},
+      {"intc", DT_INT32, 0},
+      {"uintc", DT_UINT32, 0},
+      {"longlong", DT_INT64, 0},
+      {"ulonglong", DT_UINT64, 0},
+      {"csingle", DT_COMPLEX64, 0},
+      {"cdouble", DT_COMPLEX128, 0},
+      {"bool_", DT_BOOL, 0},
+      {"float_", DT_FLOAT64, 0},
+      {"int_", DT_INT64, 0},
+      {"complex_", DT_COMPLEX128, 0},
+      {"intp", DT_INT64, 0},
+      {"uintp", DT_UINT64, 0},
+      {"long", DT_INT64, 0},
+      {"ulong", DT_UINT64, 0},
+      {"bool8", DT_BOOL, 0},
+      {"int0", DT_INT64, 0},
       {"uint0", DT_UINT64, 0},
-      {"?", DT_BOOL, 0},           {"b", DT_INT8, 0},             {"B", DT_UINT8, 0},
-      {"h", DT_INT16, 0},          {"H", DT_UINT16, 0},           {"i", DT_INT32, 0},
-      {"I", DT_UINT32, 0},         {"l", DT_INT64, 0},            {"L", DT_UINT64, 0},
-      {"q", DT_INT64, 0},          {"Q", DT_UINT64, 0},           {"p", DT_INT64, 0},
-      {"P", DT_UINT64, 0},         {"e", DT_FLOAT16, 0},          {"f", DT_FLOAT32, 0},
-      {"d", DT_FLOAT64, 0},        {"F", DT_COMPLEX64, 0},        {"D", DT_COMPLEX128, 0},
-      {"<f4", DT_FLOAT32, 0},      {">f4", DT_FLOAT32, 1},        {"=f4", DT_FLOAT32, 0},
-      {"|f4", DT_FLOAT32, 0},      {"f4", DT_FLOAT32, 0},         {">c16", DT_COMPLEX128, 1},
-      {"<c8", DT_COMPLEX64, 0},    {">c8", DT_COMPLEX64, 1},      {"|b1", DT_BOOL, 0},
-      {">b1", DT_BOOL, 0},         {"b1", DT_BOOL, 0},            {"<i1", DT_INT8, 0},
-      {">u1", DT_UINT8, 0},        {"|u1", DT_UINT8, 0},          {">i2", DT_INT16, 1},
-      {"<u8", DT_UINT64, 0},       {">f2", DT_FLOAT16, 1},        {"<?", DT_BOOL, 0},
-      {">?", DT_BOOL, 0},          {">d", DT_FLOAT64, 1},         {"<f", DT_FLOAT32, 0},
-      {"|b", DT_INT8, 0},          {"<B", DT_UINT8, 0},           {"f08", DT_FLOAT64, 0},
+      {"?", DT_BOOL, 0},
+      {"b", DT_INT8, 0},
+      {"B", DT_UINT8, 0},
+      {"h", DT_INT16, 0},
+      {"H", DT_UINT16, 0},
+      {"i", DT_INT32, 0},
+      {"I", DT_UINT32, 0},
+      {"l", DT_INT64, 0},
+      {"L", DT_UINT64, 0},
+      {"q", DT_INT64, 0},
+      {"Q", DT_UINT64, 0},
+      {"p", DT_INT64, 0},
+      {"P", DT_UINT64, 0},
+      {"e", DT_FLOAT16, 0},
+      {"f", DT_FLOAT32, 0},
+      {"d", DT_FLOAT64, 0},
+      {"F", DT_COMPLEX64, 0},
+      {"D", DT_COMPLEX128, 0},
+      {"<f4", DT_FLOAT32, 0},
+      {">f4", DT_FLOAT32, 1},
+      {"=f4", DT_FLOAT32, 0},
+      {"|f4", DT_FLOAT32, 0},
+      {"f4", DT_FLOAT32, 0},
+      {">c16", DT_COMPLEX128, 1},
+      {"<c8", DT_COMPLEX64, 0},
+      {">c8", DT_COMPLEX64, 1},
+      {"|b1", DT_BOOL, 0},
+      {">b1", DT_BOOL, 0},
+      {"b1", DT_BOOL, 0},
+      {"<i1", DT_INT8, 0},
+      {">u1", DT_UINT8, 0},
+      {"|u1", DT_UINT8, 0},
+      {">i2", DT_INT16, 1},
+      {"<u8", DT_UINT64, 0},
+      {">f2", DT_FLOAT16, 1},
+      {"<?", DT_BOOL, 0},
+      {">?", DT_BOOL, 0},
+      {">d", DT_FLOAT64, 1},
+      {"<f", DT_FLOAT32, 0},
+      {"|b", DT_INT8, 0},
+      {"<B", DT_UINT8, 0},
+      {"f08", DT_FLOAT64, 0},
       {"i08", DT_INT64, 0},
   };
   size_t k;
@@ -129,12 +184,12 @@ TEST(dtype_names_and_descrs_follow_numpy) {
     dt_type t;
     const char *name, *le, *be;
   } rows[] = {
-      {DT_BOOL, "bool", "|b1", "|b1"},          {DT_INT8, "int8", "|i1", "|i1"},
-      {DT_INT16, "int16", "<i2", ">i2"},        {DT_INT32, "int32", "<i4", ">i4"},
-      {DT_INT64, "int64", "<i8", ">i8"},        {DT_UINT8, "uint8", "|u1", "|u1"},
-      {DT_UINT16, "uint16", "<u2", ">u2"},      {DT_UINT32, "uint32", "<u4", ">u4"},
-      {DT_UINT64, "uint64", "<u8", ">u8"},      {DT_FLOAT16, "float16", "<f2", ">f2"},
-      {DT_FLOAT32, "float32", "<f4", ">f4"},    {DT_FLOAT64, "float64", "<f8", ">f8"},
+      {DT_BOOL, "bool", "|b1", "|b1"},           {DT_INT8, "int8", "|i1", "|i1"},
+      {DT_INT16, "int16", "<i2", ">i2"},         {DT_INT32, "int32", "<i4", ">i4"},
+      {DT_INT64, "int64", "<i8", ">i8"},         {DT_UINT8, "uint8", "|u1", "|u1"},
+      {DT_UINT16, "uint16", "<u2", ">u2"},       {DT_UINT32, "uint32", "<u4", ">u4"},
+      {DT_UINT64, "uint64", "<u8", ">u8"},       {DT_FLOAT16, "float16", "<f2", ">f2"},
+      {DT_FLOAT32, "float32", "<f4", ">f4"},     {DT_FLOAT64, "float64", "<f8", ">f8"},
       {DT_COMPLEX64, "complex64", "<c8", ">c8"}, {DT_COMPLEX128, "complex128", "<c16", ">c16"},
   };
   size_t k;
@@ -171,11 +226,11 @@ TEST(dtype_names_and_descrs_follow_numpy) {
 /* --- element access ------------------------------------------------------ */
 
 TEST(dtype_load_both_byte_orders) {
-  static const unsigned char be_i32[4] = {0xff, 0xff, 0xff, 0xfe};  /* -2 */
-  static const unsigned char le_i16[2] = {0x00, 0x80};              /* -32768 */
+  static const unsigned char be_i32[4] = {0xff, 0xff, 0xff, 0xfe}; /* -2 */
+  static const unsigned char le_i16[2] = {0x00, 0x80};             /* -32768 */
   static const unsigned char le_u64[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-  static const unsigned char be_f64[8] = {0x3f, 0xf8, 0, 0, 0, 0, 0, 0}; /* 1.5 */
-  static const unsigned char le_f16[2] = {0x00, 0x3c};                  /* 1.0 */
+  static const unsigned char be_f64[8] = {0x3f, 0xf8, 0, 0, 0, 0, 0, 0};   /* 1.5 */
+  static const unsigned char le_f16[2] = {0x00, 0x3c};                     /* 1.0 */
   static const unsigned char be_c8[8] = {0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0}; /* 1 - 2j */
   static const unsigned char b[1] = {2};
   dt_dtype d;
@@ -211,13 +266,17 @@ TEST(dtype_store_load_round_trip_every_type_and_order) {
       dt_value in, out;
       d.type = (unsigned char)t;
       d.big = (unsigned char)(big && dt_size((dt_type)t) > 1);
-      if (dt_kind((dt_type)t) == 'u') dt_value_uint(&in, 1 + (uint64_t)t);
-      else if (dt_kind((dt_type)t) == 'i') dt_value_int(&in, -1 - t);
-      else dt_value_double(&in, t == DT_BOOL ? 1.0 : -0.5 - t);
+      if (dt_kind((dt_type)t) == 'u')
+        dt_value_uint(&in, 1 + (uint64_t)t);
+      else if (dt_kind((dt_type)t) == 'i')
+        dt_value_int(&in, -1 - t);
+      else
+        dt_value_double(&in, t == DT_BOOL ? 1.0 : -0.5 - t);
       if (dt_kind((dt_type)t) == 'c') in.kind = 'c', in.im = 0.25;
       CHECK(dt_store(buf, d, &in) == 0);
       dt_load(buf, d, &out);
-      if (out.re != in.re || out.im != in.im) printf("  type %d big %d: %g%+gj -> %g%+gj\n", t, big, in.re, in.im, out.re, out.im);
+      if (out.re != in.re || out.im != in.im)
+        printf("  type %d big %d: %g%+gj -> %g%+gj\n", t, big, in.re, in.im, out.re, out.im);
       CHECK(out.re == in.re && out.im == in.im);
       /* the same bytes swapped read the same in the other byte order */
       if (dt_size((dt_type)t) > 1) {
@@ -354,8 +413,10 @@ static uint16_t ref_double_to_half(double d) {
   /* largest half <= a */
   while (lo < hi) {
     mid = (uint16_t)((lo + hi + 1) / 2);
-    if (half_value(mid) <= a) lo = mid;
-    else hi = (uint16_t)(mid - 1);
+    if (half_value(mid) <= a)
+      lo = mid;
+    else
+      hi = (uint16_t)(mid - 1);
   }
   vlo = half_value(lo);
   vhi = half_value((uint16_t)(lo + 1));
@@ -391,10 +452,24 @@ TEST(double_to_half_rounds_to_nearest_even) {
   }
   /* overflow threshold, underflow, tiny and double-subnormal inputs */
   {
-    static const double edge[] = {65504.0, 65519.99999999999, 65520.0, 1e300, -65520.0, 0x1p-24,
-                                  0x1p-25, 0x1.0000000000001p-25, 0x1p-26, 4.9e-324, 0x1p-1022,
-                                  0x1.ffcp-15, 0x1.ffep-15, 0x1p-14, -0.0, 0.0,
-                                  1.00048828125 /* 1 + 2^-11: tie */, 1.0004882812500002};
+    static const double edge[] = {65504.0,
+                                  65519.99999999999,
+                                  65520.0,
+                                  1e300,
+                                  -65520.0,
+                                  0x1p-24,
+                                  0x1p-25,
+                                  0x1.0000000000001p-25,
+                                  0x1p-26,
+                                  4.9e-324,
+                                  0x1p-1022,
+                                  0x1.ffcp-15,
+                                  0x1.ffep-15,
+                                  0x1p-14,
+                                  -0.0,
+                                  0.0,
+                                  1.00048828125 /* 1 + 2^-11: tie */,
+                                  1.0004882812500002};
     for (k = 0; k < (int)(sizeof(edge) / sizeof(edge[0])); k++) {
       CHECK(dt_double_to_half(edge[k]) == ref_double_to_half(edge[k]));
     }
@@ -420,14 +495,17 @@ TEST(double_to_half_nan_payloads_like_numpy) {
   static const struct {
     uint64_t bits;
     uint16_t half;
-  } rows[] = {{UINT64_C(0x7ff0000000000001), 0x7c01}, {UINT64_C(0x7ff8000000000000), 0x7e00},
-              {UINT64_C(0xfff0000000000001), 0xfc01}, {UINT64_C(0x7ff0040000000000), 0x7c01},
+  } rows[] = {{UINT64_C(0x7ff0000000000001), 0x7c01},
+              {UINT64_C(0x7ff8000000000000), 0x7e00},
+              {UINT64_C(0xfff0000000000001), 0xfc01},
+              {UINT64_C(0x7ff0040000000000), 0x7c01},
               {UINT64_C(0x7fffffffffffffff), 0x7fff}};
   size_t k;
   for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
     double d;
     memcpy(&d, &rows[k].bits, 8);
-    if (dt_double_to_half(d) != rows[k].half) printf("  %016llx -> %04x\n", (unsigned long long)rows[k].bits, dt_double_to_half(d));
+    if (dt_double_to_half(d) != rows[k].half)
+      printf("  %016llx -> %04x\n", (unsigned long long)rows[k].bits, dt_double_to_half(d));
     CHECK(dt_double_to_half(d) == rows[k].half);
   }
 }

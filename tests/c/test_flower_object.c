@@ -152,7 +152,8 @@ TEST(fo_deflate_chunks_and_shares_identical_objects) {
     body = memchr(b.p, 0, (size_t)b.n);
     CHECK(body != NULL);
     CHECK((uint64_t)(b.p + b.n - (const unsigned char *)body - 1) == 78);
-    CHECK(memcmp(body + 1, "{\"dtype\": \"uint8\", \"shape\": [14], \"stype\": \"\", \"arraychunk_ids\": [0, 1, 0, 2]}", 78) == 0);
+    CHECK(memcmp(body + 1, "{\"dtype\": \"uint8\", \"shape\": [14], \"stype\": \"\", \"arraychunk_ids\": [0, 1, 0, 2]}",
+                 78) == 0);
     buf_free(&b);
   }
   {
@@ -478,10 +479,9 @@ TEST(fo_inflate_names_the_first_problem) {
         "{\"dtype\": \"uint8\", \"shape\": [-3], \"stype\": \"\", \"arraychunk_ids\": [0]}",
         "{\"dtype\": \"uint8\", \"shape\": [3], \"stype\": \"\", \"arraychunk_ids\": [0]",
     };
-    static const char *problems[] = {"body lacks \"arraychunk_ids\"", "body: unexpected key at byte 69",
-                                     "body: expected a string at byte 10",
-                                     "body: expected a non-negative integer at byte 29",
-                                     "body: unexpected end of JSON at byte 67"};
+    static const char *problems[] = {
+        "body lacks \"arraychunk_ids\"", "body: unexpected key at byte 69", "body: expected a string at byte 10",
+        "body: expected a non-negative integer at byte 29", "body: unexpected end of JSON at byte 67"};
     size_t k;
     for (k = 0; k < sizeof(bodies) / sizeof(bodies[0]); k++) {
       snprintf(head, sizeof(head), "Array %s %zu", c1.hex, strlen(bodies[k]));

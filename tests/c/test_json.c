@@ -41,7 +41,7 @@ TEST(json_float_shortest_digits_per_precision) {
       {(double)16777216.0f, 32, "16777216.0"},
       {(double)1e16f, 32, "1e+16"},
       {(double)1.17549435e-38f, 32, "1.1754944e-38"},
-      {65504, 16, "65500.0"}, /* shortest digits padded with zeros, as NumPy's repr */
+      {65504, 16, "65500.0"},    /* shortest digits padded with zeros, as NumPy's repr */
       {0.015625, 16, "0.01563"}, /* 2^-6: the nearest 4 digits (0.01562) miss, the other side reads back */
       {0x1p-14, 16, "6.104e-05"},
       {0x1p-126, 32, "1.1754944e-38"},
@@ -370,7 +370,8 @@ TEST(json_parse_range_and_type_errors) {
   for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
     parsed p;
     parse_json(&p, rows[k].text, rows[k].dtype);
-    if (p.rc != rows[k].rc || strcmp(p.err.msg, rows[k].msg)) printf("  %s %s: %d %s\n", rows[k].text, rows[k].dtype, p.rc, p.err.msg);
+    if (p.rc != rows[k].rc || strcmp(p.err.msg, rows[k].msg))
+      printf("  %s %s: %d %s\n", rows[k].text, rows[k].dtype, p.rc, p.err.msg);
     CHECK(p.rc == rows[k].rc);
     CHECK_STR(p.err.msg, rows[k].msg);
     buf_free(&p.payload);
@@ -437,8 +438,10 @@ TEST(json_parse_depth_limits) {
     for (k = 0; k < depth; k++) text[n++] = ']';
     text[n] = 0;
     parse_json(&p, text, NULL);
-    if (depth == 64) CHECK(p.rc == CODEC_OK && p.ndim == 64);
-    else CHECK(p.rc == CODEC_CORRUPT);
+    if (depth == 64)
+      CHECK(p.rc == CODEC_OK && p.ndim == 64);
+    else
+      CHECK(p.rc == CODEC_CORRUPT);
     if (depth == 65) CHECK_STR(p.err.msg, "more than 64 dimensions");
     if (depth == 66) CHECK_STR(p.err.msg, "JSON nested too deeply at byte 65");
     buf_free(&p.payload);
@@ -472,10 +475,12 @@ TEST(json_parse_shapes) {
     const char *text;
     int ndim;
     int64_t d0;
-  } ok[] = {{"[2,3]", 2, 2}, {"[]", 0, 0}, {" [ 7 , 1 ] ", 2, 7}, {"5", 1, 5}, {" 0 ", 1, 0},
-            {"[9223372036854775807]", 1, INT64_C(9223372036854775807)}, {"[0]", 1, 0}};
-  static const char *bad[] = {"[-1]", "[2.0]", "[2,]", "abc", "", "[2", "[[2]]", "-3", "[true]", "[\"2\"]",
-                              "[9223372036854775808]", "[1] x", "[,]", "1e3", "[1 2]"};
+  } ok[] = {{"[2,3]", 2, 2}, {"[]", 0, 0},  {" [ 7 , 1 ] ", 2, 7},
+            {"5", 1, 5},     {" 0 ", 1, 0}, {"[9223372036854775807]", 1, INT64_C(9223372036854775807)},
+            {"[0]", 1, 0}};
+  static const char *bad[] = {
+      "[-1]",  "[2.0]", "[2,]", "abc",  "", "[2", "[[2]]", "-3", "[true]", "[\"2\"]", "[9223372036854775808]",
+      "[1] x", "[,]",   "1e3",  "[1 2]"};
   size_t k;
   for (k = 0; k < sizeof(ok) / sizeof(ok[0]); k++) {
     int ndim;

@@ -16,8 +16,14 @@ static int skim(const char *text, codec_err *err) {
 }
 
 TEST(json_read_accepts_valid_documents) {
-  static const char *ok[] = {"{}", " [ ] ", "{\"a\": [1, 2.5e3, -0.5, true, false, null, {\"b\": \"\\u00e9\\n\"}]}",
-                             "\"\\ud83d\\ude00\"", "0", "-12.25E+2", "[[[[]]]]", "{\"\xc3\xa9\": \"\xe5\xb1\x82\"}"};
+  static const char *ok[] = {"{}",
+                             " [ ] ",
+                             "{\"a\": [1, 2.5e3, -0.5, true, false, null, {\"b\": \"\\u00e9\\n\"}]}",
+                             "\"\\ud83d\\ude00\"",
+                             "0",
+                             "-12.25E+2",
+                             "[[[[]]]]",
+                             "{\"\xc3\xa9\": \"\xe5\xb1\x82\"}"};
   size_t k;
   codec_err err;
   for (k = 0; k < sizeof(ok) / sizeof(ok[0]); k++) CHECK(skim(ok[k], &err) == CODEC_OK);

@@ -483,9 +483,9 @@ static int half_matches(uint32_t first, uint32_t last, uint32_t stride) {
 
 TEST(kernels_float_to_half_rounds_like_reference) {
   CHECK(half_matches(0, 0xffffffffu, 251));
-  CHECK(half_matches(0x33000000u, 0x38900000u, 3));  /* subnormal halves and the boundary */
-  CHECK(half_matches(0xb8700000u, 0xb8900000u, 1));  /* negative, at 2^-14 */
-  CHECK(half_matches(0x477f0000u, 0x47810000u, 1));  /* 65504 .. 65536 */
-  CHECK(half_matches(0x7f800000u, 0x7f800400u, 1));  /* inf and NaN payloads */
+  CHECK(half_matches(0x33000000u, 0x38900000u, 3)); /* subnormal halves and the boundary */
+  CHECK(half_matches(0xb8700000u, 0xb8900000u, 1)); /* negative, at 2^-14 */
+  CHECK(half_matches(0x477f0000u, 0x47810000u, 1)); /* 65504 .. 65536 */
+  CHECK(half_matches(0x7f800000u, 0x7f800400u, 1)); /* inf and NaN payloads */
   CHECK(half_matches(0xff800000u, 0xff800400u, 1));
 }

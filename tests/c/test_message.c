@@ -16,7 +16,9 @@ static int same(const void *a, uint64_t an, const void *b, uint64_t bn) {
   return an == bn && (an == 0 || memcmp(a, b, (size_t)an) == 0);
 }
 
-static int json_is(const buf_t *b, const char *want) { return b->rc == CODEC_OK && same(b->p, b->n, want, strlen(want)); }
+static int json_is(const buf_t *b, const char *want) {
+  return b->rc == CODEC_OK && same(b->p, b->n, want, strlen(want));
+}
 
 TEST(message_vectors) {
   static const char *const names[] = {"instruction", "reply", "error_reply", "empty_content"};
@@ -51,12 +53,13 @@ TEST(message_vectors) {
     if (f == 2) {
       buf_init(&out, UINT64_MAX);
       message_metadata_json(&out, &m);
-      CHECK(json_is(&out, "{\"run_id\":13835058055282163719,\"message_id\":"
-                          "\"b8258ff2aff6a4da31fc1e65c7505340d9dda2162d049a1897be32e9ee8f88cd\",\"src_node_id\":"
-                          "1099511627793,\"dst_node_id\":1,\"reply_to_message_id\":"
-                          "\"e0da3afc74116097c51abed8145cb54909169280d85518aac1d68b26df7a7551\",\"group_id\":\"3\","
-                          "\"ttl\":43195.0,\"message_type\":\"train\",\"created_at\":1764000005.25,\"error\":{\"code\":3,"
-                          "\"reason\":\"ClientApp raised: CUDA out of memory \xe2\x98\xb9\"}}"));
+      CHECK(json_is(&out,
+                    "{\"run_id\":13835058055282163719,\"message_id\":"
+                    "\"b8258ff2aff6a4da31fc1e65c7505340d9dda2162d049a1897be32e9ee8f88cd\",\"src_node_id\":"
+                    "1099511627793,\"dst_node_id\":1,\"reply_to_message_id\":"
+                    "\"e0da3afc74116097c51abed8145cb54909169280d85518aac1d68b26df7a7551\",\"group_id\":\"3\","
+                    "\"ttl\":43195.0,\"message_type\":\"train\",\"created_at\":1764000005.25,\"error\":{\"code\":3,"
+                    "\"reason\":\"ClientApp raised: CUDA out of memory \xe2\x98\xb9\"}}"));
       buf_free(&out);
     }
     free(blob);
@@ -77,8 +80,9 @@ TEST(message_defaults_and_merges) {
   CHECK(m.ncontent == 0 && !m.has_error);
   buf_init(&out, UINT64_MAX);
   message_metadata_json(&out, &m);
-  CHECK(json_is(&out, "{\"run_id\":0,\"message_id\":\"\",\"src_node_id\":0,\"dst_node_id\":0,\"reply_to_message_id\":\"\","
-                      "\"group_id\":\"\",\"ttl\":0.0,\"message_type\":\"\",\"created_at\":0.0,\"error\":null}"));
+  CHECK(json_is(&out,
+                "{\"run_id\":0,\"message_id\":\"\",\"src_node_id\":0,\"dst_node_id\":0,\"reply_to_message_id\":\"\","
+                "\"group_id\":\"\",\"ttl\":0.0,\"message_type\":\"\",\"created_at\":0.0,\"error\":null}"));
   buf_free(&out);
   CHECK(message_parse(&m, meta, sizeof(meta), &err) == CODEC_OK);
   CHECK(m.run_id == 9 && m.src_node_id == 1);
@@ -86,7 +90,11 @@ TEST(message_defaults_and_merges) {
   CHECK(m.ncontent == 2);
   buf_init(&out, UINT64_MAX);
   CHECK(message_content(&m, two, sizeof(two), &out, &content, &err) == CODEC_OK);
-  CHECK(same(content.p, content.n, "\x0a\x05\x0a\x01" "a\x1a\x00\x0a\x05\x0a\x01" "b\x22\x00", 14));
+  CHECK(same(content.p, content.n,
+             "\x0a\x05\x0a\x01"
+             "a\x1a\x00\x0a\x05\x0a\x01"
+             "b\x22\x00",
+             14));
   buf_free(&out);
 }
 
@@ -115,9 +123,10 @@ TEST(context_vectors) {
     if (f == 1) {
       buf_init(&out, UINT64_MAX);
       message_context_json(&out, &c);
-      CHECK(json_is(&out, "{\"run_id\":13835058055282163719,\"node_id\":1099511627793,\"node_config\":{\"data-path\":"
-                          "\"/data/\xc3\xbc\",\"num-partitions\":10,\"partition-id\":3},\"run_config\":{\"local-epochs\":2,"
-                          "\"num-server-rounds\":10}}"));
+      CHECK(json_is(&out,
+                    "{\"run_id\":13835058055282163719,\"node_id\":1099511627793,\"node_config\":{\"data-path\":"
+                    "\"/data/\xc3\xbc\",\"num-partitions\":10,\"partition-id\":3},\"run_config\":{\"local-epochs\":2,"
+                    "\"num-server-rounds\":10}}"));
       buf_free(&out);
     }
     message_context_clear(&c);
@@ -211,23 +220,32 @@ static const char *msg_error(const void *blob, uint64_t n, int context) {
 
 TEST(message_errors) {
   CHECK_STR(msg_error("\x0a", 1, 0), "message truncated at byte 1");
-  CHECK_STR(msg_error("\x0a\x02\x10\x01", 4, 0), "message metadata has wrong wire type 0 for Metadata.message_id at byte 2");
+  CHECK_STR(msg_error("\x0a\x02\x10\x01", 4, 0),
+            "message metadata has wrong wire type 0 for Metadata.message_id at byte 2");
   CHECK_STR(msg_error("\x0a\x03\x39\x00\x00", 5, 0), "message metadata truncated at byte 5");
   CHECK_STR(msg_error("\x1a\x03\x12\x01\xff", 5, 0), "message error has a reason that is not valid UTF-8 at byte 4");
   CHECK_STR(msg_error("\x12\x01\x0a", 3, 0), "message content (at byte 2): record dict truncated at byte 1 (item 0)");
-  CHECK_STR(msg_error("\x08\x01", 2, 0), "message has wrong wire type 0 for Message.metadata at byte 0 (it reads as a Context, not a Message)");
+  CHECK_STR(msg_error("\x08\x01", 2, 0),
+            "message has wrong wire type 0 for Message.metadata at byte 0 (it reads as a Context, not a Message)");
   /* a RecordDict given as a Message */
   CHECK_STR(msg_error("\x0a\x05\x0a\x01m\x1a\x00", 7, 0),
-            "message metadata has wrong wire type 2 for Metadata.run_id at byte 2 (it reads as a RecordDict or an ArrayRecord, not a Message)");
-  CHECK_STR(msg_error("\x2a\x04\x0a\x02lr", 6, 1), "context run_config has an entry without a value at byte 2 (item 0, key 'lr')");
-  CHECK_STR(msg_error("\x2a\x06\x0a\x02lr\x12\x00", 8, 1), "context run_config has an entry without a value at byte 2 (item 0, key 'lr')");
+            "message metadata has wrong wire type 2 for Metadata.run_id at byte 2 (it reads as a RecordDict or an "
+            "ArrayRecord, not a Message)");
+  CHECK_STR(msg_error("\x2a\x04\x0a\x02lr", 6, 1),
+            "context run_config has an entry without a value at byte 2 (item 0, key 'lr')");
+  CHECK_STR(msg_error("\x2a\x06\x0a\x02lr\x12\x00", 8, 1),
+            "context run_config has an entry without a value at byte 2 (item 0, key 'lr')");
   CHECK_STR(msg_error("\x2a\x08\x12\x02\x70\x01\x0a\x02lr", 10, 1),
             "context run_config has wrong wire type 0 for Scalar.string at byte 4 (item 0, key 'lr')");
-  CHECK_STR(msg_error("\x1a\x07\x0a\x01\xff\x12\x02\x30\x01", 9, 1), "context node_config has a key that is not valid UTF-8 at byte 2 (item 0)");
-  CHECK_STR(msg_error("\x08\x01\x2a\x07\x0a\x01" "a\x12\x02\x30\x01\x2a\x07\x0a\x02lr\x12\x02\x30", 20, 1),
+  CHECK_STR(msg_error("\x1a\x07\x0a\x01\xff\x12\x02\x30\x01", 9, 1),
+            "context node_config has a key that is not valid UTF-8 at byte 2 (item 0)");
+  CHECK_STR(msg_error("\x08\x01\x2a\x07\x0a\x01"
+                      "a\x12\x02\x30\x01\x2a\x07\x0a\x02lr\x12\x02\x30",
+                      20, 1),
             "context run_config truncated at byte 20 (item 1, key 'lr')");
   CHECK_STR(msg_error("\x22\x01\x0a", 3, 1), "context state (at byte 2): record dict truncated at byte 1 (item 0)");
-  CHECK_STR(msg_error("\x22\x00\x22\x01\x0a", 5, 1), "context state (2 occurrences merged): record dict truncated at byte 1 (item 0)");
+  CHECK_STR(msg_error("\x22\x00\x22\x01\x0a", 5, 1),
+            "context state (2 occurrences merged): record dict truncated at byte 1 (item 0)");
 }
 
 TEST(message_oom) {

@@ -35,8 +35,8 @@ static int parse_header(int major, const char *header, uint64_t payload, npy_arr
 }
 
 static int is_f4_2x3(const npy_array *a) {
-  return a->dtype.type == DT_FLOAT32 && !a->dtype.big && a->ndim == 2 && a->shape[0] == 2 &&
-         a->shape[1] == 3 && a->numel == 6 && a->nbytes == 24 && !a->fortran_order;
+  return a->dtype.type == DT_FLOAT32 && !a->dtype.big && a->ndim == 2 && a->shape[0] == 2 && a->shape[1] == 3 &&
+         a->numel == 6 && a->nbytes == 24 && !a->fortran_order;
 }
 
 TEST(npy_header_literal_variations_numpy_accepts) {
@@ -57,7 +57,8 @@ TEST(npy_header_literal_variations_numpy_accepts) {
       "{'descr': '<f4', 'fortran_order': False, 'shape': ((2, 3))}",
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0_3)}",
       "{'descr': '<f4', 'fortran_order': True, 'fortran_order': False, 'shape': (2, 3)}",
-      ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" "                \n"),
+      ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+       "                \n"),
   };
   size_t k;
   for (k = 0; k < sizeof(variants) / sizeof(variants[0]); k++) {
@@ -90,7 +91,7 @@ TEST(npy_header_shapes) {
     const char *shape;
     int ndim;
     int64_t d0;
-  } rows[] = {{"()", 0, 0}, {"(5,)", 1, 5}, {"(0,)", 1, 0}, {"( 7 , )", 1, 7}, {"(1, 1, 1, 1, 1, 1, 1, 1)", 8, 1},
+  } rows[] = {{"()", 0, 0},       {"(5,)", 1, 5}, {"(0,)", 1, 0}, {"( 7 , )", 1, 7}, {"(1, 1, 1, 1, 1, 1, 1, 1)", 8, 1},
               {"(2, 0, 3)", 3, 2}};
   size_t k;
   for (k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
@@ -141,8 +142,7 @@ TEST(npy_header_errors_name_the_problem) {
        "header: shape is not a tuple of integers"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': ((2,), 3)}", CODEC_CORRUPT,
        "header: shape is not a tuple of integers"},
-      {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", CODEC_CORRUPT,
-       "negative dimension -1 in shape"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", CODEC_CORRUPT, "negative dimension -1 in shape"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}", CODEC_CORRUPT,
        "shape dimension does not fit in 64 bits"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775808,)}", CODEC_CORRUPT,
@@ -166,8 +166,9 @@ TEST(npy_header_errors_name_the_problem) {
       /* untrusted text in messages is quoted: always printable UTF-8 */
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), '\xff\x01x\xc3\xa9': 1}", CODEC_CORRUPT,
        "header has unexpected key '??x\xc3\xa9'"},
-      {"{'descr': '<\xe9" "f4', 'fortran_order': False, 'shape': (2,)}", CODEC_UNSUPPORTED,
-       "unsupported dtype '<?f4' (not a NumPy numeric dtype)"},
+      {"{'descr': '<\xe9"
+       "f4', 'fortran_order': False, 'shape': (2,)}",
+       CODEC_UNSUPPORTED, "unsupported dtype '<?f4' (not a NumPy numeric dtype)"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 3: 1}", CODEC_CORRUPT,
        "header has a key that is not a string"},
       {"['descr', '<f4']", CODEC_CORRUPT, "header is not a dictionary (byte 10)"},
@@ -191,8 +192,8 @@ TEST(npy_header_errors_name_the_problem) {
       /* structured dtypes, nested or not, are not numeric arrays */
       {"{'descr': [('a', '<f4'), ('b', '<i8')], 'fortran_order': False, 'shape': (2,)}", CODEC_UNSUPPORTED,
        "unsupported dtype: structured (record) dtypes are not numeric arrays"},
-      {"{'descr': [('a', [('x', '<f4'), ('y', '<f4')])], 'fortran_order': False, 'shape': (2,)}",
-       CODEC_UNSUPPORTED, "unsupported dtype: structured (record) dtypes are not numeric arrays"},
+      {"{'descr': [('a', [('x', '<f4'), ('y', '<f4')])], 'fortran_order': False, 'shape': (2,)}", CODEC_UNSUPPORTED,
+       "unsupported dtype: structured (record) dtypes are not numeric arrays"},
       {"{'descr': ('<f4', (2,)), 'fortran_order': False, 'shape': (2,)}", CODEC_UNSUPPORTED,
        "unsupported dtype: descr is not a type string"},
       {"{'descr': 4, 'fortran_order': False, 'shape': (2,)}", CODEC_UNSUPPORTED,
@@ -318,18 +319,18 @@ static const struct {
   const char *file;
   int c_order_save;
 } vectors[] = {
-    {"npy/dtype_be_c16.npy", 1}, {"npy/dtype_be_f4.npy", 1},   {"npy/dtype_be_f8.npy", 1},
-    {"npy/dtype_be_i2.npy", 1},  {"npy/dtype_be_i4.npy", 1},   {"npy/dtype_be_i8.npy", 1},
-    {"npy/dtype_be_u4.npy", 1},  {"npy/dtype_le_c16.npy", 1},  {"npy/dtype_le_c8.npy", 1},
-    {"npy/dtype_le_f2.npy", 1},  {"npy/dtype_le_f4.npy", 1},   {"npy/dtype_le_f8.npy", 1},
-    {"npy/dtype_le_i2.npy", 1},  {"npy/dtype_le_i4.npy", 1},   {"npy/dtype_le_i8.npy", 1},
-    {"npy/dtype_le_u2.npy", 1},  {"npy/dtype_le_u4.npy", 1},   {"npy/dtype_le_u8.npy", 1},
-    {"npy/dtype_na_b1.npy", 1},  {"npy/dtype_na_i1.npy", 1},   {"npy/dtype_na_u1.npy", 1},
-    {"npy/empty_1d_f4.npy", 1},  {"npy/empty_2x0x3_i8.npy", 1}, {"npy/fortran_2d_f4.npy", 0},
-    {"npy/fortran_3d_i2.npy", 0}, {"npy/layer_conv_f4.npy", 1}, {"npy/ndim_8_u1.npy", 1},
-    {"npy/scalar_f8.npy", 1},    {"npy/scalar_i4.npy", 1},     {"npy/special_f2.npy", 1},
-    {"npy/special_f4.npy", 1},   {"npy/v1_explicit_f8.npy", 1}, {"npy/v2_header_f4.npy", 0},
-    {"npy/v3_header_i4.npy", 0}, {"npy/vector_1_f4.npy", 1},
+    {"npy/dtype_be_c16.npy", 1},  {"npy/dtype_be_f4.npy", 1},    {"npy/dtype_be_f8.npy", 1},
+    {"npy/dtype_be_i2.npy", 1},   {"npy/dtype_be_i4.npy", 1},    {"npy/dtype_be_i8.npy", 1},
+    {"npy/dtype_be_u4.npy", 1},   {"npy/dtype_le_c16.npy", 1},   {"npy/dtype_le_c8.npy", 1},
+    {"npy/dtype_le_f2.npy", 1},   {"npy/dtype_le_f4.npy", 1},    {"npy/dtype_le_f8.npy", 1},
+    {"npy/dtype_le_i2.npy", 1},   {"npy/dtype_le_i4.npy", 1},    {"npy/dtype_le_i8.npy", 1},
+    {"npy/dtype_le_u2.npy", 1},   {"npy/dtype_le_u4.npy", 1},    {"npy/dtype_le_u8.npy", 1},
+    {"npy/dtype_na_b1.npy", 1},   {"npy/dtype_na_i1.npy", 1},    {"npy/dtype_na_u1.npy", 1},
+    {"npy/empty_1d_f4.npy", 1},   {"npy/empty_2x0x3_i8.npy", 1}, {"npy/fortran_2d_f4.npy", 0},
+    {"npy/fortran_3d_i2.npy", 0}, {"npy/layer_conv_f4.npy", 1},  {"npy/ndim_8_u1.npy", 1},
+    {"npy/scalar_f8.npy", 1},     {"npy/scalar_i4.npy", 1},      {"npy/special_f2.npy", 1},
+    {"npy/special_f4.npy", 1},    {"npy/v1_explicit_f8.npy", 1}, {"npy/v2_header_f4.npy", 0},
+    {"npy/v3_header_i4.npy", 0},  {"npy/vector_1_f4.npy", 1},
 };
 #define NVECTORS (sizeof(vectors) / sizeof(vectors[0]))
 

@@ -15,7 +15,8 @@ static uint32_t rd32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 static void wr32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8), p[2] = (unsigned char)(v >> 16), p[3] = (unsigned char)(v >> 24);
+  p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8), p[2] = (unsigned char)(v >> 16),
+  p[3] = (unsigned char)(v >> 24);
 }
 
 /* list_3.pb (float32 [2,3], int64 [2], bool scalar) as an archive. */
@@ -35,7 +36,8 @@ static int archive_of(const char *rel, int compress, buf_t *out) {
 }
 
 TEST(npz_round_trips_records) {
-  static const char *files[] = {"records/list_3.pb", "records/mlp_dict.pb", "records/unicode_keys.pb", "records/empty.pb"};
+  static const char *files[] = {"records/list_3.pb", "records/mlp_dict.pb", "records/unicode_keys.pb",
+                                "records/empty.pb"};
   size_t k;
   int compress;
   for (k = 0; k < sizeof(files) / sizeof(files[0]); k++) {

@@ -97,8 +97,9 @@ static int run_record_write(void) {
 }
 
 static int run_json_parse(void) {
-  static const char *text = "[[1.5, 2, \"NaN\"], [4, 5e3, -6], [7, 8, 9], [10, 11, 12], [13, 14, 15], "
-                            "[16, 17, 18], [19, 20, 21], [22, 23, 24], [25, 26, 27], [28, 29, 30]]";
+  static const char *text =
+      "[[1.5, 2, \"NaN\"], [4, 5e3, -6], [7, 8, 9], [10, 11, 12], [13, 14, 15], "
+      "[16, 17, 18], [19, 20, 21], [22, 23, 24], [25, 26, 27], [28, 29, 30]]";
   buf_t out;
   dt_dtype d;
   int ndim, rc;

@@ -272,17 +272,22 @@ TEST(record_structural_errors_name_offset_item_and_key) {
       {"\x0a\x02\x08\x01", 4, "record blob has wrong wire type 0 for Item.key at byte 2 (item 0)"},
       {"\x0a\x02\x10\x01", 4, "record blob has wrong wire type 0 for Item.value at byte 2 (item 0)"},
       {"\x0a\x04\x0a\x01k\x15", 6, "record blob has wrong wire type 5 for Item.value at byte 5 (item 0, key 'k')"},
-      {"\x0a\x07\x0a\x01k\x12\x02\x08\x01", 9, "record blob has wrong wire type 0 for Array.dtype at byte 7 (item 0, key 'k')"},
-      {"\x0a\x07\x0a\x01k\x12\x02\x1d\x01", 9, "record blob has wrong wire type 5 for Array.stype at byte 7 (item 0, key 'k')"},
-      {"\x0a\x07\x0a\x01k\x12\x02\x20\x01", 9, "record blob has wrong wire type 0 for Array.data at byte 7 (item 0, key 'k')"},
-      {"\x0a\x07\x0a\x01k\x12\x02\x15\x01", 9, "record blob has wrong wire type 5 for Array.shape at byte 7 (item 0, key 'k')"},
+      {"\x0a\x07\x0a\x01k\x12\x02\x08\x01", 9,
+       "record blob has wrong wire type 0 for Array.dtype at byte 7 (item 0, key 'k')"},
+      {"\x0a\x07\x0a\x01k\x12\x02\x1d\x01", 9,
+       "record blob has wrong wire type 5 for Array.stype at byte 7 (item 0, key 'k')"},
+      {"\x0a\x07\x0a\x01k\x12\x02\x20\x01", 9,
+       "record blob has wrong wire type 0 for Array.data at byte 7 (item 0, key 'k')"},
+      {"\x0a\x07\x0a\x01k\x12\x02\x15\x01", 9,
+       "record blob has wrong wire type 5 for Array.shape at byte 7 (item 0, key 'k')"},
       {"\x0a\x0f\x0a\x01k\x12\x0a\x10\xff\xff\xff\xff\xff\xff\xff\xff\x01", 17,
        "record blob has negative dimension -1 at byte 8 (item 0, key 'k')"},
       {"\x0a\x0a\x0a\x01k\x12\x05\x12\x03\x02\xff\xff", 12, "record blob truncated at byte 12 (item 0, key 'k')"},
       {"\x0a\x05\x0a\x01k\x1b\x24", 7, "record blob has a mismatched end-group at byte 6 (item 0, key 'k')"},
       {"\x0a\x03\x0a\x01\xff", 5, "record key is not valid UTF-8 at byte 2 (item 0)"},
       /* a key that is not UTF-8, named before it is checked: quoted safely */
-      {"\x0a\x06\x0a\x03\xffk\n\x15", 8, "record blob has wrong wire type 5 for Item.value at byte 7 (item 0, key '?k?')"},
+      {"\x0a\x06\x0a\x03\xffk\n\x15", 8,
+       "record blob has wrong wire type 5 for Item.value at byte 7 (item 0, key '?k?')"},
       {"\x0a\x09\x0a\x01k\x12\x04\x0a\x02\xc3\x28", 11, "record dtype is not valid UTF-8 at byte 2 (item 0, key 'k')"},
       {"\x0a\x09\x0a\x01k\x12\x04\x1a\x02\xed\xa0", 11, "record stype is not valid UTF-8 at byte 2 (item 0, key 'k')"},
   };
@@ -295,7 +300,8 @@ TEST(record_structural_errors_name_offset_item_and_key) {
     memcpy(copy, rows[k].bytes, rows[k].n);
     record_init(&r);
     rc = record_parse(&r, copy, rows[k].n, &err);
-    if (rc != CODEC_CORRUPT || strcmp(err.msg, rows[k].msg)) printf("  row %d: rc %d %s\n", (int)k, rc, rc ? err.msg : "");
+    if (rc != CODEC_CORRUPT || strcmp(err.msg, rows[k].msg))
+      printf("  row %d: rc %d %s\n", (int)k, rc, rc ? err.msg : "");
     CHECK(rc == CODEC_CORRUPT);
     CHECK_STR(err.msg, rows[k].msg);
     record_clear(&r);
@@ -438,10 +444,10 @@ TEST(record_utf8_validation) {
       {"\xed\xbf\xbf", 3, 0, 0},     /* surrogate */
       {"\xf4\x90\x80\x80", 4, 0, 0}, /* beyond U+10FFFF */
       {"\xf5\x80\x80\x80", 4, 0, 0},
-      {"\x80", 1, 0, 0},             /* lone continuation */
-      {"\xc3", 1, 0, 0},             /* cut short */
+      {"\x80", 1, 0, 0}, /* lone continuation */
+      {"\xc3", 1, 0, 0}, /* cut short */
       {"\xe5\xb1", 2, 0, 0},
-      {"\xc3\x28", 2, 0, 0},         /* bad continuation */
+      {"\xc3\x28", 2, 0, 0}, /* bad continuation */
       {"\xff", 1, 0, 0},
   };
   size_t k;
@@ -489,11 +495,9 @@ static const struct {
   int len;
   uint64_t count_bytes;
 } record_vectors[] = {
-    {"records/empty.pb", 0, 0},         {"records/list_3.pb", 3, 428},
-    {"records/mlp_dict.pb", 5, 4202},   {"records/unicode_keys.pb", 3, 417},
-    {"records/legacy_raw.pb", 2, 34},   {"fedavg/f32_client0.pb", -1, 0},
-    {"fedavg/f64_result.pb", -1, 0},    {"fedavg/mixed_int_result.pb", -1, 0},
-    {"fedavg/mixed_int_client3.pb", -1, 0},
+    {"records/empty.pb", 0, 0},          {"records/list_3.pb", 3, 428},         {"records/mlp_dict.pb", 5, 4202},
+    {"records/unicode_keys.pb", 3, 417}, {"records/legacy_raw.pb", 2, 34},      {"fedavg/f32_client0.pb", -1, 0},
+    {"fedavg/f64_result.pb", -1, 0},     {"fedavg/mixed_int_result.pb", -1, 0}, {"fedavg/mixed_int_client3.pb", -1, 0},
 };
 #define NRECORDS (sizeof(record_vectors) / sizeof(record_vectors[0]))
 
@@ -591,9 +595,8 @@ TEST(record_writer_omits_defaults_and_packs_shape) {
   spec.data.n = 2;
   record_write_item(&out, &spec);
   {
-    static const unsigned char want[] = {0x0a, 0x17, 0x0a, 0x01, 'k', 0x12, 0x12, 0x0a, 0x01, 'f',
-                                         0x12, 0x04, 0x02, 0xac, 0x02, 0x00, 0x1a, 0x01, 's', 0x22,
-                                         0x04, 'H',  'E',  'a',  'd',  0x00};
+    static const unsigned char want[] = {0x0a, 0x17, 0x0a, 0x01, 'k',  0x12, 0x12, 0x0a, 0x01, 'f', 0x12, 0x04, 0x02,
+                                         0xac, 0x02, 0x00, 0x1a, 0x01, 's',  0x22, 0x04, 'H',  'E', 'a',  'd',  0x00};
     CHECK(out.n == sizeof(want) - 1 && memcmp(out.p, want, out.n) == 0);
     CHECK(record_item_encoded_size(&spec) == out.n);
   }

@@ -26,7 +26,8 @@ static int roundtrip(const unsigned char *blob, const recorddict_item *it, buf_t
     valrec_to_json(json, &vr);
     buf_init(&back, UINT64_MAX);
     rc = json->rc ? json->rc : valrec_from_json(&back, config, buf_at(json, 0), json->n, "json", &err);
-    if (rc == CODEC_OK && (back.n != it->record.n || memcmp(buf_at(&back, 0), it->record.p, (size_t)back.n) != 0)) rc = -1;
+    if (rc == CODEC_OK && (back.n != it->record.n || memcmp(buf_at(&back, 0), it->record.p, (size_t)back.n) != 0))
+      rc = -1;
     buf_free(&back);
   }
   valrec_clear(&vr);
@@ -89,8 +90,8 @@ TEST(recorddict_full_items) {
 TEST(valrec_lists_and_lenience) {
   /* sint_list: an unpacked element, a packed run, another unpacked one;
   ** an unknown field; a later oneof member replaces the earlier one */
-  static const unsigned char rec[] = {0x0a, 0x10, 0x0a, 0x01, 'k', 0x12, 0x0b, 0xb2, 0x01, 0x08, 0x08, 0x02,
-                                      0x0a, 0x02, 0x04, 0x06, 0x08, 0x08, 0x38, 0x05};
+  static const unsigned char rec[] = {0x0a, 0x10, 0x0a, 0x01, 'k',  0x12, 0x0b, 0xb2, 0x01, 0x08,
+                                      0x08, 0x02, 0x0a, 0x02, 0x04, 0x06, 0x08, 0x08, 0x38, 0x05};
   static const unsigned char rec2[] = {0x0a, 0x0a, 0x0a, 0x01, 'k', 0x12, 0x05, 0x10, 0x02, 0xaa, 0x01, 0x00};
   valrec_t vr;
   valrec_iter it;
@@ -133,8 +134,9 @@ TEST(valrec_errors) {
 }
 
 TEST(valrec_json_spellings) {
-  static const char text[] = "{\"n\":{\"double\":\"NaN\"},\"i\":{\"double\":\"-Infinity\"},\"z\":-0.0,\"b\":{\"bytes\":\"AAEC\"},"
-                             "\"u\":18446744073709551615,\"e\":[],\"s\":[\"\",\"\\u00e9\"]}";
+  static const char text[] =
+      "{\"n\":{\"double\":\"NaN\"},\"i\":{\"double\":\"-Infinity\"},\"z\":-0.0,\"b\":{\"bytes\":\"AAEC\"},"
+      "\"u\":18446744073709551615,\"e\":[],\"s\":[\"\",\"\\u00e9\"]}";
   buf_t out, json;
   valrec_t vr;
   codec_err err;
@@ -148,15 +150,17 @@ TEST(valrec_json_spellings) {
   buf_init(&json, UINT64_MAX);
   valrec_to_json(&json, &vr);
   buf_putc(&json, 0);
-  CHECK_STR((const char *)json.p, "{\"n\":{\"double\":\"NaN\"},\"i\":{\"double\":\"-Infinity\"},\"z\":-0.0,\"b\":{\"bytes\":\"AAEC\"},"
-                                  "\"u\":18446744073709551615,\"e\":[],\"s\":[\"\",\"\xc3\xa9\"]}");
+  CHECK_STR((const char *)json.p,
+            "{\"n\":{\"double\":\"NaN\"},\"i\":{\"double\":\"-Infinity\"},\"z\":-0.0,\"b\":{\"bytes\":\"AAEC\"},"
+            "\"u\":18446744073709551615,\"e\":[],\"s\":[\"\",\"\xc3\xa9\"]}");
   buf_free(&json);
   valrec_clear(&vr);
   buf_free(&out);
 }
 
 TEST(recorddict_errors) {
-  static const unsigned char dupname[] = {0x0a, 0x05, 0x0a, 0x01, 'a', 0x1a, 0x00, 0x0a, 0x05, 0x0a, 0x01, 'a', 0x1a, 0x00};
+  static const unsigned char dupname[] = {0x0a, 0x05, 0x0a, 0x01, 'a', 0x1a, 0x00,
+                                          0x0a, 0x05, 0x0a, 0x01, 'a', 0x1a, 0x00};
   static const unsigned char norec[] = {0x0a, 0x03, 0x0a, 0x01, 'm'};
   recorddict_t rd;
   codec_err err;

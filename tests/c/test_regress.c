@@ -37,9 +37,10 @@ static int msg_is_utf8(const codec_err *err) {
 }
 
 TEST(regress_error_messages_stay_utf8) {
-  static const char long_dtype[] = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
-                                   "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
-                                   "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac"; /* 17 CJK characters, 51 bytes */
+  static const char long_dtype[] =
+      "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
+      "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"
+      "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe6\x97\xa5\xe6\x9c\xac"; /* 17 CJK characters, 51 bytes */
   static const unsigned char npy_bad_key[] = "\x93NUMPY\x01\x00\x18\x00{'\xff\xfe': 1, 'descr': 'f'}\n";
   /* Item 0: key "\xff" (invalid), then a value whose length runs past the end. */
   static const unsigned char rec[] = {0x0a, 0x05, 0x0a, 0x01, 0xff, 0x12, 0x09};
@@ -85,12 +86,15 @@ TEST(regress_json_numbers_ignore_locale) {
   }
   if (!set) {
     setlocale(LC_NUMERIC, "C");
-    SKIP("no locale with a ',' decimal point (Debian: apt-get install locales; localedef -i de_DE -f UTF-8 de_DE.UTF-8)");
+    SKIP(
+        "no locale with a ',' decimal point (Debian: apt-get install locales; localedef -i de_DE -f UTF-8 "
+        "de_DE.UTF-8)");
   }
   json_format_float(out, 1.5, 64);
   buf_init(&b, 1000);
   buf_init(&text, 1000);
-  if (json_parse_array(json, sizeof(json) - 1, 1, &d, &ndim, shape, &b, &err) == CODEC_OK && ndim == 1 && shape[0] == 4) {
+  if (json_parse_array(json, sizeof(json) - 1, 1, &d, &ndim, shape, &b, &err) == CODEC_OK && ndim == 1 &&
+      shape[0] == 4) {
     for (k = 0; k < 4; k++) {
       double v;
       memcpy(&v, b.p + 8 * k, 8);

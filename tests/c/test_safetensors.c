@@ -10,8 +10,8 @@
 #include "unit.h"
 
 /* A one-item record: key, dtype name, shape, stype, data. */
-static void one_item(buf_t *out, const char *key, const char *dtype, const char *stype, int ndim,
-                     const int64_t *shape, const void *data, uint64_t n, const unsigned char *head, uint64_t head_n) {
+static void one_item(buf_t *out, const char *key, const char *dtype, const char *stype, int ndim, const int64_t *shape,
+                     const void *data, uint64_t n, const unsigned char *head, uint64_t head_n) {
   record_item_spec spec;
   memset(&spec, 0, sizeof(spec));
   spec.key.p = (const unsigned char *)key;
@@ -61,19 +61,20 @@ TEST(st_writes_the_reference_test_vectors) {
   /* safetensors/src/tensor.rs: test_serialization, test_empty,
   ** test_serialization_forced_alignement */
   static const unsigned char serialization[] = {
-      64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100, 116, 121, 112, 101, 34,
-      58, 34, 70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97,
-      116, 97, 95, 111, 102, 102, 115, 101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0,
-      128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64};
+      64,  0,  0,   0,  0,   0,  0,   0,   123, 34,  97,  116, 116, 110, 46,  48, 34, 58, 123, 34, 100, 116, 121, 112,
+      101, 34, 58,  34, 70,  51, 50,  34,  44,  34,  115, 104, 97,  112, 101, 34, 58, 91, 49,  44, 50,  44,  51,  93,
+      44,  34, 100, 97, 116, 97, 95,  111, 102, 102, 115, 101, 116, 115, 34,  58, 91, 48, 44,  50, 52,  93,  125, 125,
+      0,   0,  0,   0,  0,   0,  128, 63,  0,   0,   0,   64,  0,   0,   64,  64, 0,  0,  128, 64, 0,   0,   160, 64};
   static const unsigned char empty[] = {8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32};
-  static const unsigned char empty_meta[] = {40, 0, 0, 0, 0, 0, 0, 0, 123, 34, 95, 95, 109, 101, 116, 97, 100, 97,
-                                             116, 97, 95, 95, 34, 58, 123, 34, 102, 114, 97, 109, 101, 119, 111, 114,
-                                             107, 34, 58, 34, 112, 116, 34, 125, 125, 32, 32, 32, 32, 32};
+  static const unsigned char empty_meta[] = {
+      40,  0,  0,   0,   0,  0,   0,   0,   123, 34,  95,  95, 109, 101, 116, 97,  100, 97,  116, 97, 95, 95, 34, 58,
+      123, 34, 102, 114, 97, 109, 101, 119, 111, 114, 107, 34, 58,  34,  112, 116, 34,  125, 125, 32, 32, 32, 32, 32};
   static const unsigned char aligned[] = {
-      72, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 48, 34, 58, 123, 34, 100, 116, 121, 112, 101, 34, 58, 34,
-      70, 51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97,
-      116, 97, 95, 111, 102, 102, 115, 101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 32, 32, 32, 32, 32,
-      32, 32, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64};
+      72,  0,   0,   0,  0,  0,  0,  0,  123, 34,  97, 116, 116, 110, 48,  34,  58,  123, 34,  100, 116,
+      121, 112, 101, 34, 58, 34, 70, 51, 50,  34,  44, 34,  115, 104, 97,  112, 101, 34,  58,  91,  49,
+      44,  49,  44,  50, 44, 51, 93, 44, 34,  100, 97, 116, 97,  95,  111, 102, 102, 115, 101, 116, 115,
+      34,  58,  91,  48, 44, 50, 52, 93, 125, 125, 32, 32,  32,  32,  32,  32,  32,  0,   0,   0,   0,
+      0,   0,   128, 63, 0,  0,  0,  64, 0,   0,   64, 64,  0,   0,   128, 64,  0,   0,   160, 64};
   static const float v[6] = {0, 1, 2, 3, 4, 5};
   static const int64_t s123[3] = {1, 2, 3}, s1123[4] = {1, 1, 2, 3};
   buf_t rec, out;
@@ -153,7 +154,8 @@ TEST(st_reads_tensors_in_offset_order) {
     buf_init(&again, UINT64_MAX);
     buf_init(&rec2, UINT64_MAX);
     CHECK(st_from_record(&r, NULL, 0, &again, &err) == CODEC_OK);
-    CHECK(strstr((const char *)again.p + 8, "\"c\":{\"dtype\":\"BF16\",\"shape\":[3],\"data_offsets\":[4,10]}") != NULL);
+    CHECK(strstr((const char *)again.p + 8, "\"c\":{\"dtype\":\"BF16\",\"shape\":[3],\"data_offsets\":[4,10]}") !=
+          NULL);
     CHECK(read_st(again.p, again.n, &rec2, &err) == CODEC_OK);
     CHECK(rec2.n == rec.n && memcmp(rec2.p, rec.p, (size_t)rec.n) == 0);
     buf_free(&again);
@@ -193,8 +195,10 @@ TEST(st_reads_escaped_dtype_names) {
   codec_err err;
   buf_init(&file, UINT64_MAX);
   buf_init(&rec, UINT64_MAX);
-  st_file_of(&file, "{\"a\":{\"dtype\":\"F\\u0033\\u0032\",\"shape\":[1],\"data_offsets\":[0,4]},"
-                    "\"b\":{\"dtype\":\"\\u0042F16\",\"shape\":[1],\"data_offsets\":[4,6]}}", 6);
+  st_file_of(&file,
+             "{\"a\":{\"dtype\":\"F\\u0033\\u0032\",\"shape\":[1],\"data_offsets\":[0,4]},"
+             "\"b\":{\"dtype\":\"\\u0042F16\",\"shape\":[1],\"data_offsets\":[4,6]}}",
+             6);
   CHECK(read_st(file.p, file.n, &rec, &err) == CODEC_OK);
   record_init(&r);
   CHECK(record_parse(&r, rec.p, rec.n, &err) == CODEC_OK);
@@ -215,7 +219,8 @@ TEST(st_rejects_malformed_files) {
     uint64_t data;
     const char *msg;
   } bad[] = {
-      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_"
+       "offsets\":[4,8]}}",
        8, "tensor 'b' has data_offsets [4, 8], expected it to start at 8"},
       {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
        "tensor 'a' has data_offsets [4, 12], expected it to start at 0"},
@@ -232,15 +237,18 @@ TEST(st_rejects_malformed_files) {
        "safetensors header: data_offsets must hold two integers at byte 60"},
       {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8,
        "safetensors header: expected a non-negative integer at byte 37"},
-      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]}}",
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_"
+       "offsets\":[8,8]}}",
        8, "safetensors header: duplicate tensor 'a' at byte 62"},
       {"{\"__metadata__\":{\"n\":1}}", 0, "safetensors header: __metadata__ must be an object of strings at byte 29"},
       {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296],\"data_offsets\":[0,8]}}", 8,
        "shape of tensor 'a' overflows"},
-      {"{\"a\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", 1, "tensor 'a' of F4 does not fill whole bytes"},
+      {"{\"a\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", 1,
+       "tensor 'a' of F4 does not fill whole bytes"},
       {"[]", 0, "safetensors header: expected an object at byte 8"},
       {"{\"a\": 1}", 0, "safetensors header: entry of tensor 'a' is not an object at byte 14"},
-      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8, "safetensors header: unexpected end of JSON at byte 61"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8,
+       "safetensors header: unexpected end of JSON at byte 61"},
   };
   size_t k;
   for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
@@ -258,7 +266,8 @@ TEST(st_rejects_malformed_files) {
 }
 
 TEST(st_rejects_bad_header_lengths) {
-  unsigned char small[7] = {0}, big[16] = {0x01, 0xe1, 0xf5, 0x05, 0, 0, 0, 0}, past[10] = {5, 0, 0, 0, 0, 0, 0, 0, '{', '}'};
+  unsigned char small[7] = {0}, big[16] = {0x01, 0xe1, 0xf5, 0x05, 0, 0, 0, 0},
+                past[10] = {5, 0, 0, 0, 0, 0, 0, 0, '{', '}'};
   buf_t rec;
   codec_err err;
   buf_init(&rec, UINT64_MAX);
@@ -358,8 +367,10 @@ TEST(st_metadata_is_returned_compact) {
 ** One allocation fails at a time, as with SQLite,
 ** so the ones after it succeed. */
 TEST(st_metadata_survives_allocation_failures) {
-  static const char meta[] = "{\"\": \"\", \"k\": \"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
-  static const char want[] = "{\"\":\"\",\"k\":\"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
+  static const char meta[] =
+      "{\"\": \"\", \"k\": \"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
+  static const char want[] =
+      "{\"\":\"\",\"k\":\"a value longer than sixty-four bytes, which makes the scratch buffer grow\"}";
   record_t empty;
   long k;
   int ok = 0;

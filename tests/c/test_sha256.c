@@ -44,7 +44,8 @@ static const char million_a[] = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200
 static void known_vectors(void) {
   static const char m448[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
   static const char m896[] =
-      "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+      "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrst"
+      "u";
   char hex[SHA256_HEX_SIZE];
   hex_of("", 0, hex);
   CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
@@ -84,9 +85,7 @@ static void one_million_a(void) {
   CHECK_STR(sha256_hex(d, hex), million_a);
 }
 
-static unsigned char pattern(size_t i) {
-  return (unsigned char)(((i * 131 + 7) ^ (i >> 3)) & 0xff);
-}
+static unsigned char pattern(size_t i) { return (unsigned char)(((i * 131 + 7) ^ (i >> 3)) & 0xff); }
 
 /* Every length 0..300 (all padding cases, up to four blocks plus a tail),
 ** at two alignments and fed in odd pieces. The digest of all 301 digests

@@ -36,26 +36,26 @@ int unit_alloc_failed(void); /* did an injected failure happen? */
 /* Read tests/data/<rel> into a malloc'd buffer (free with free()). */
 unsigned char *unit_read_file(const char *rel, uint64_t *len);
 
-#define TEST(name)                                                             \
-  static void name(void);                                                      \
+#define TEST(name)                                                                               \
+  static void name(void);                                                                        \
   __attribute__((constructor)) static void register_##name(void) { unit_register(#name, name); } \
   static void name(void)
 
-#define CHECK(cond)                                   \
-  do {                                                \
-    if (!(cond)) {                                    \
-      unit_fail(__FILE__, __LINE__, #cond);           \
-      return;                                         \
-    }                                                 \
+#define CHECK(cond)                         \
+  do {                                      \
+    if (!(cond)) {                          \
+      unit_fail(__FILE__, __LINE__, #cond); \
+      return;                               \
+    }                                       \
   } while (0)
 
 #define CHECK_STR(a, b) CHECK(strcmp((a), (b)) == 0)
 
 /* Skip the rest of a test that cannot run here, saying why (never a pass). */
-#define SKIP(why)       \
-  do {                  \
-    unit_skip(why);     \
-    return;             \
+#define SKIP(why)   \
+  do {              \
+    unit_skip(why); \
+    return;         \
   } while (0)
 
 /* A deterministic generator (xorshift64*) over the caller's state, so

@@ -24,12 +24,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__, #cond);  \
-      abort();                                                                        \
-    }                                                                                 \
+#define FUZZ_CHECK(cond)                                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__, #cond); \
+      abort();                                                                      \
+    }                                                                               \
   } while (0)
 
 /* For a harness's own reference code: no comparison tracing (clang's
@@ -50,18 +50,24 @@ static inline int fuzz_utf8_valid(const unsigned char *s, size_t n) {
   while (i < n) {
     unsigned c = s[i], len, k;
     uint32_t cp;
-    if (c < 0x80) { i++; continue; }
-    if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-    else return 0;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+      len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+      len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+      len = 4, cp = c & 0x07;
+    else
+      return 0;
     if (len > n - i) return 0;
     for (k = 1; k < len; k++) {
       if ((s[i + k] & 0xc0) != 0x80) return 0;
       cp = (cp << 6) | (s[i + k] & 0x3f);
     }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
       return 0;
     i += len;
   }
@@ -156,7 +162,8 @@ static inline void fuzz_oom_check(fuzz_pipeline fn, const void *arg, uint32_t pi
   rc = fn(arg, &got);
   failed = failalloc_disarm();
   if (!failed || (rc != CODEC_NOMEM && got.rc != CODEC_NOMEM)) /* the output itself may fail */
-    FUZZ_CHECK(rc == rc_ref && got.rc == ref.rc && got.n == ref.n && (!ref.n || memcmp(got.p, ref.p, (size_t)ref.n) == 0));
+    FUZZ_CHECK(rc == rc_ref && got.rc == ref.rc && got.n == ref.n &&
+               (!ref.n || memcmp(got.p, ref.p, (size_t)ref.n) == 0));
   buf_free(&ref);
   buf_free(&got);
   FUZZ_CHECK(failalloc_outstanding == before);

@@ -216,7 +216,8 @@ static int pipeline(const void *arg, buf_t *out) {
     buf_append(out, rd.p, rd.n);
     buf_free(&rd);
     rc = inflate_parts(in->data, in->size, &inflated, &err);
-    if (rc == CODEC_OK) rc = record_parse(&again, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err);
+    if (rc == CODEC_OK)
+      rc = record_parse(&again, inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, &err);
     if (rc == CODEC_OK) {
       buf_t twice;
       buf_init(&twice, UINT64_MAX);
@@ -250,13 +251,14 @@ static void check_properties(const uint8_t *data, size_t size) {
     ** fixed point. */
     size_t skip = size > 2 ? 2 : size;
     unsigned char root[SHA256_DIGEST_SIZE], root2[SHA256_DIGEST_SIZE];
-    rc = rd_round_trip(data + skip, size - skip, chunk_size(data, size), (data[0] >> 1) & 0x3f, &inflated, root, 1, &err);
+    rc = rd_round_trip(data + skip, size - skip, chunk_size(data, size), (data[0] >> 1) & 0x3f, &inflated, root, 1,
+                       &err);
     if (rc != CODEC_OK) {
       fuzz_check_error(rc, &err);
       FUZZ_CHECK(rc == CODEC_CORRUPT || rc == CODEC_TOOBIG);
     } else {
-      FUZZ_CHECK(rd_round_trip(inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, chunk_size(data, size), 1,
-                               &again, root2, 1, &err) == CODEC_OK);
+      FUZZ_CHECK(rd_round_trip(inflated.p ? inflated.p : (const unsigned char *)"", inflated.n, chunk_size(data, size),
+                               1, &again, root2, 1, &err) == CODEC_OK);
       FUZZ_CHECK(memcmp(root, root2, SHA256_DIGEST_SIZE) == 0);
       FUZZ_CHECK(fuzz_same_buf(&again, &inflated));
     }

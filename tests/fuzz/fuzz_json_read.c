@@ -36,10 +36,14 @@ static int ref_hex4(ref *r, unsigned *v) {
   for (k = 0; k < 4; k++) {
     unsigned char c = r->s[r->i++];
     *v <<= 4;
-    if (c >= '0' && c <= '9') *v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f') *v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') *v |= (unsigned)(c - 'A' + 10);
-    else return 0;
+    if (c >= '0' && c <= '9')
+      *v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      *v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      *v |= (unsigned)(c - 'A' + 10);
+    else
+      return 0;
   }
   return 1;
 }
@@ -77,8 +81,10 @@ static int ref_digits(ref *r) {
 
 static int ref_number(ref *r) {
   if (r->i < r->n && r->s[r->i] == '-') r->i++;
-  if (r->i < r->n && r->s[r->i] == '0') r->i++;
-  else if (!ref_digits(r)) return 0;
+  if (r->i < r->n && r->s[r->i] == '0')
+    r->i++;
+  else if (!ref_digits(r))
+    return 0;
   if (r->i < r->n && r->s[r->i] == '.') {
     r->i++;
     if (!ref_digits(r)) return 0;
@@ -230,12 +236,17 @@ static int walk(json_reader *r, buf_t *out) {
         uint64_t k, want = 0, big = 0;
         for (k = start; k < r->pos; k++) {
           unsigned d = (unsigned)(r->s[k] - '0');
-          if (r->s[k] < '0' || r->s[k] > '9') digits_only = 0;
-          else if (want > (UINT64_MAX - d) / 10) big = 1;
-          else want = want * 10 + d;
+          if (r->s[k] < '0' || r->s[k] > '9')
+            digits_only = 0;
+          else if (want > (UINT64_MAX - d) / 10)
+            big = 1;
+          else
+            want = want * 10 + d;
         }
-        if (digits_only && !big) FUZZ_CHECK(urc == CODEC_OK && v == want && copy.pos == r->pos);
-        else FUZZ_CHECK(urc == CODEC_CORRUPT && copy.pos == start);
+        if (digits_only && !big)
+          FUZZ_CHECK(urc == CODEC_OK && v == want && copy.pos == r->pos);
+        else
+          FUZZ_CHECK(urc == CODEC_CORRUPT && copy.pos == start);
       }
       return CODEC_OK;
     }

@@ -104,9 +104,12 @@ static void put_half(unsigned char *o, double v) {
 FUZZ_REFERENCE
 static void put_real(dt_type t, unsigned char *o, double v) {
   float f = (float)v;
-  if (t == DT_FLOAT16) put_half(o, v);
-  else if (t == DT_FLOAT32) memcpy(o, &f, 4);
-  else memcpy(o, &v, 8);
+  if (t == DT_FLOAT16)
+    put_half(o, v);
+  else if (t == DT_FLOAT32)
+    memcpy(o, &f, 4);
+  else
+    memcpy(o, &v, 8);
 }
 
 FUZZ_REFERENCE
@@ -115,7 +118,9 @@ static int64_t as_i64(const dt_value *v) { return v->kind == DT_KIND_UINT ? (int
 /* C's conversion of the element to float / double (int64 rounds once). */
 FUZZ_REFERENCE
 static float to_f32(const dt_value *v) {
-  return v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL ? (float)v->i : v->kind == DT_KIND_UINT ? (float)v->u : (float)v->re;
+  return v->kind == DT_KIND_INT || v->kind == DT_KIND_BOOL ? (float)v->i
+         : v->kind == DT_KIND_UINT                         ? (float)v->u
+                                                           : (float)v->re;
 }
 
 /* Where element i (C order) of an array (an input, or a result parsed from
@@ -152,7 +157,6 @@ static void load(const npy_array *x, uint64_t i, dt_value *v) {
     }
   dt_load(x->data + npy_element_offset(x, i), x->dtype, v);
 }
-
 
 /* --- references ---------------------------------------------------------------- */
 
@@ -213,8 +217,10 @@ static int ref_cast(dt_type from, dt_dtype to, const dt_value *x, unsigned char 
   char kind = dt_kind(t);
   dt_dtype native = dt_native(t);
   if (t == DT_FLOAT16) {
-    if (from == DT_FLOAT64 || from == DT_COMPLEX128) put_half(o, x->re);
-    else put_half(o, (double)to_f32(x));
+    if (from == DT_FLOAT64 || from == DT_COMPLEX128)
+      put_half(o, x->re);
+    else
+      put_half(o, (double)to_f32(x));
   } else if (t == DT_FLOAT32) {
     float f = to_f32(x);
     memcpy(o, &f, 4);
@@ -223,8 +229,8 @@ static int ref_cast(dt_type from, dt_dtype to, const dt_value *x, unsigned char 
     r[0] = to_f32(x);
     r[1] = (float)x->im;
     memcpy(o, r, 8);
-  } else if (kind == DT_KIND_FLOAT || kind == DT_KIND_COMPLEX || kind == DT_KIND_BOOL ||
-             x->kind == DT_KIND_FLOAT || x->kind == DT_KIND_COMPLEX) {
+  } else if (kind == DT_KIND_FLOAT || kind == DT_KIND_COMPLEX || kind == DT_KIND_BOOL || x->kind == DT_KIND_FLOAT ||
+             x->kind == DT_KIND_COMPLEX) {
     /* float64 / complex128 (exact from double; integers as C converts),
     ** bool (non-zero), float to integer (truncating, range-checked) */
     dt_value v = *x;
@@ -278,8 +284,8 @@ static void check_binary(const npy_array *a, const npy_array *b) {
     if (rc) {
       fuzz_check_error(rc, &err);
       FUZZ_CHECK(rc == CODEC_RANGE);
-      FUZZ_CHECK((a->ndim && b->ndim && (a->ndim != b->ndim ||
-                                         memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))) ||
+      FUZZ_CHECK((a->ndim && b->ndim &&
+                  (a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))) ||
                  (op == KN_SUB && am_promote((dt_type)a->dtype.type, (dt_type)b->dtype.type) == DT_BOOL));
     } else {
       FUZZ_CHECK(r.dtype.type == am_promote((dt_type)a->dtype.type, (dt_type)b->dtype.type) && !dt_swapped(r.dtype));
@@ -327,8 +333,10 @@ static void check_cast(const npy_array *a, dt_dtype to) {
   o.to = to;
   err.msg[0] = 0;
   rc = run_op(&o, a, NULL, &out, &r, &err);
-  if (rc == CODEC_OK) FUZZ_CHECK(r.dtype.type == to.type && r.dtype.big == to.big);
-  else fuzz_check_error(rc, &err);
+  if (rc == CODEC_OK)
+    FUZZ_CHECK(r.dtype.type == to.type && r.dtype.big == to.big);
+  else
+    fuzz_check_error(rc, &err);
   for (i = 0; i < a->numel; i++) {
     dt_value x;
     unsigned char want[16];
@@ -432,8 +440,10 @@ static void check_reduce(const npy_array *a) {
     FUZZ_CHECK(st.sum_re == (double)isum && st.sum_im == 0 && st.nonfinite == 0);
     if (a->numel) {
       FUZZ_CHECK(st.min_kind == (kind == DT_KIND_UINT ? DT_KIND_UINT : DT_KIND_INT));
-      if (kind == DT_KIND_UINT) FUZZ_CHECK(st.umin == umin && st.umax == umax);
-      else FUZZ_CHECK(st.imin == imin && st.imax == imax);
+      if (kind == DT_KIND_UINT)
+        FUZZ_CHECK(st.umin == umin && st.umax == umax);
+      else
+        FUZZ_CHECK(st.imin == imin && st.imax == imax);
     }
   } else {
     FUZZ_CHECK(st.nonfinite == nonfinite);
@@ -445,8 +455,10 @@ static void check_reduce(const npy_array *a) {
     }
     if (!cplx && a->numel) {
       FUZZ_CHECK(st.min_kind == DT_KIND_FLOAT);
-      if (anynan) FUZZ_CHECK(isnan(st.fmin) && isnan(st.fmax) && isnan(st.maxabs));
-      else FUZZ_CHECK(st.fmin == fmin && st.fmax == fmax && st.maxabs == maxabs);
+      if (anynan)
+        FUZZ_CHECK(isnan(st.fmin) && isnan(st.fmax) && isnan(st.maxabs));
+      else
+        FUZZ_CHECK(st.fmin == fmin && st.fmax == fmax && st.maxabs == maxabs);
     }
     if (cplx) FUZZ_CHECK(st.min_kind == 0);
   }
@@ -481,8 +493,8 @@ static void check_pairwise(const npy_array *a, const npy_array *b) {
       dt_value x, y;
       load(a, i, &x);
       load(b, i, &y);
-      if (dt_kind(a->dtype.type) == DT_KIND_FLOAT || dt_kind(b->dtype.type) == DT_KIND_FLOAT ||
-          fabs(x.re) >= 1048576 || fabs(y.re) >= 1048576) {
+      if (dt_kind(a->dtype.type) == DT_KIND_FLOAT || dt_kind(b->dtype.type) == DT_KIND_FLOAT || fabs(x.re) >= 1048576 ||
+          fabs(y.re) >= 1048576) {
         exact = 0;
         break;
       }
@@ -570,9 +582,12 @@ static void check_accumulate(const npy_array *a, const npy_array *b, double w) {
           FUZZ_CHECK(isnan(r.re));
           continue;
         }
-        if (kind == DT_KIND_UINT) pick = (want_max ? y.u > x.u : y.u < x.u) ? &y : &x;
-        else if (kind == DT_KIND_FLOAT) pick = (want_max ? y.re > x.re : y.re < x.re) ? &y : &x;
-        else pick = (want_max ? y.i > x.i : y.i < x.i) ? &y : &x;
+        if (kind == DT_KIND_UINT)
+          pick = (want_max ? y.u > x.u : y.u < x.u) ? &y : &x;
+        else if (kind == DT_KIND_FLOAT)
+          pick = (want_max ? y.re > x.re : y.re < x.re) ? &y : &x;
+        else
+          pick = (want_max ? y.i > x.i : y.i < x.i) ? &y : &x;
         FUZZ_CHECK(kind == DT_KIND_UINT ? r.u == pick->u : kind == DT_KIND_FLOAT ? r.re == pick->re : r.i == pick->i);
       }
     }

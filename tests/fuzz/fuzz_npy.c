@@ -51,8 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsigned char *c = malloc(a.nbytes ? (size_t)a.nbytes : 1);
     FUZZ_CHECK(c != NULL);
     /* The C-order payload, as npy_c_payload makes it. */
-    if (a.fortran_order) npy_fortran_to_c(a.data, c, a.ndim, a.shape, dt_size(a.dtype.type));
-    else if (a.nbytes) memcpy(c, a.data, (size_t)a.nbytes);
+    if (a.fortran_order)
+      npy_fortran_to_c(a.data, c, a.ndim, a.shape, dt_size(a.dtype.type));
+    else if (a.nbytes)
+      memcpy(c, a.data, (size_t)a.nbytes);
     if (a.fortran_order && a.numel > 0) {
       /* Element i of the C-order copy is where npy_element_offset says. */
       uint64_t i = a.numel / 2;

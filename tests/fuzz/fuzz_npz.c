@@ -239,8 +239,7 @@ static void archive(const uint8_t *data, size_t size, buf_t *zip, const uint8_t 
 /* --- the pipeline ----------------------------------------------------------------- */
 
 /* Read zip[0..n) into rec (bytes), write it back stored and deflated. */
-static int read_write(const uint8_t *zip, size_t n, uint64_t limit, buf_t *rec, buf_t *z0, buf_t *z1,
-                      codec_err *err) {
+static int read_write(const uint8_t *zip, size_t n, uint64_t limit, buf_t *rec, buf_t *z0, buf_t *z1, codec_err *err) {
   record_t r;
   int rc = npz_to_record(zip, n, limit, rec, err);
   if (rc != CODEC_OK) return rc;

@@ -48,7 +48,8 @@ static void check_valrec(const valrec_t *vr, int config) {
     FUZZ_CHECK(codec_utf8_valid(it->key.p, it->key.n));
     FUZZ_CHECK(valrec_find(vr, it->key.p, it->key.n) == i);
     FUZZ_CHECK(it->type != VALREC_NONE);
-    if (!config) FUZZ_CHECK(it->type <= VALREC_UINT64 || (it->type >= VALREC_DOUBLE_LIST && it->type <= VALREC_UINT_LIST));
+    if (!config)
+      FUZZ_CHECK(it->type <= VALREC_UINT64 || (it->type >= VALREC_DOUBLE_LIST && it->type <= VALREC_UINT_LIST));
     if (VALREC_IS_LIST(it->type)) {
       valrec_iter li;
       valrec_elem e;
@@ -79,7 +80,8 @@ static void check_valrec(const valrec_t *vr, int config) {
     buf_init(&rebuilt, UINT64_MAX);
     rc = valrec_from_json(&rebuilt, config, buf_at(&json, 0), json.n, "json", &err);
     if (rc != CODEC_OK) {
-      if (rc != CODEC_NOMEM) fprintf(stderr, "from_json failed: %s\n%.*s\n", err.msg, (int)json.n, (const char *)buf_at(&json, 0));
+      if (rc != CODEC_NOMEM)
+        fprintf(stderr, "from_json failed: %s\n%.*s\n", err.msg, (int)json.n, (const char *)buf_at(&json, 0));
       FUZZ_CHECK(rc == CODEC_NOMEM);
     } else {
       valrec_init(&again);
@@ -146,9 +148,12 @@ static void check_recorddict(const uint8_t *data, size_t size) {
         valrec_t vr;
         valrec_init(&vr);
         err.msg[0] = 0;
-        rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, data, it->record_at, it->record_at + it->record.n, "record", &err);
-        if (rc) fuzz_check_error(rc, &err);
-        else check_valrec(&vr, it->kind == RECORDDICT_CONFIG);
+        rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, data, it->record_at, it->record_at + it->record.n,
+                          "record", &err);
+        if (rc)
+          fuzz_check_error(rc, &err);
+        else
+          check_valrec(&vr, it->kind == RECORDDICT_CONFIG);
         valrec_clear(&vr);
       }
     }
@@ -184,8 +189,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     valrec_init(&vr);
     err.msg[0] = 0;
     rc = valrec_parse(&vr, config, d, 0, size, "record", &err);
-    if (rc) fuzz_check_error(rc, &err);
-    else check_valrec(&vr, config);
+    if (rc)
+      fuzz_check_error(rc, &err);
+    else
+      check_valrec(&vr, config);
     valrec_clear(&vr);
     /* the input as JSON */
     buf_init(&out, 1u << 24);

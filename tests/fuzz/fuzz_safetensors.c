@@ -88,7 +88,6 @@ static int pipeline(const void *arg, buf_t *out) {
   return out_rc(rc, out);
 }
 
-
 static void check_parsed(const st_file *f, const uint8_t *data, size_t size) {
   uint32_t i;
   FUZZ_CHECK(f->header_len <= ST_MAX_HEADER && 8 + f->header_len + f->data_len == size);

@@ -211,9 +211,12 @@ static const char *agg_args(const char *name, int nargs, const char **args) {
     args[1] = "content";
     return strncmp(name, "rd_", 3) == 0 ? "o WHERE kind <> ?2 AND i % 8 <> ?3" : "o WHERE kind <> ?1 AND i % 8 <> ?3";
   }
-  if (strcmp(name, "ar_agg") == 0) args[0] = "k", args[1] = "npy";
-  else if (strcmp(name, "ar_agg_list") == 0) args[0] = "npy";
-  else if (strcmp(name, "rd_mean") == 0) args[0] = "rd", args[1] = "wk";
+  if (strcmp(name, "ar_agg") == 0)
+    args[0] = "k", args[1] = "npy";
+  else if (strcmp(name, "ar_agg_list") == 0)
+    args[0] = "npy";
+  else if (strcmp(name, "rd_mean") == 0)
+    args[0] = "rd", args[1] = "wk";
   else if (strcmp(name, "rd_agg") == 0) {
     args[0] = "k";
     args[1] = "CASE i % 4 WHEN 3 THEN 'metric' ELSE 'array' END";
@@ -230,36 +233,46 @@ static void setup_table(const char *plain_fns) {
   sqlite3_stmt *st;
   char sql[1024], call[512];
   size_t k;
-  const char *cols = "INSERT INTO t(i, g, rec, w, p, f, q, k, wk) SELECT ?1, ?1 / 2, %s, ?3, ?4, ?6, ?7,"
-                     " CASE WHEN ?5 > 0 THEN 'k' || (?1 % ?5) ELSE 'k' || ?1 END, ?8 FROM t a, t b WHERE a.i = ?2 AND b.i = ?9";
-  FUZZ_CHECK(sqlite3_exec(db,
-                          "CREATE TEMP TABLE t(i INTEGER PRIMARY KEY, g INTEGER, rec BLOB, npy BLOB, rd BLOB, w, p, f, q, k, wk);"
-                          "CREATE TEMP TABLE o(i INTEGER PRIMARY KEY, src INTEGER, kind INTEGER, oid, content)",
-                          0, 0, 0) == SQLITE_OK);
+  const char *cols =
+      "INSERT INTO t(i, g, rec, w, p, f, q, k, wk) SELECT ?1, ?1 / 2, %s, ?3, ?4, ?6, ?7,"
+      " CASE WHEN ?5 > 0 THEN 'k' || (?1 % ?5) ELSE 'k' || ?1 END, ?8 FROM t a, t b WHERE a.i = ?2 AND b.i = ?9";
+  FUZZ_CHECK(
+      sqlite3_exec(
+          db,
+          "CREATE TEMP TABLE t(i INTEGER PRIMARY KEY, g INTEGER, rec BLOB, npy BLOB, rd BLOB, w, p, f, q, k, wk);"
+          "CREATE TEMP TABLE o(i INTEGER PRIMARY KEY, src INTEGER, kind INTEGER, oid, content)",
+          0, 0, 0) == SQLITE_OK);
   clear_st = prepare("DELETE FROM t");
   /* (json_object refuses BLOBs, with an error that is not ours.) */
   /* A part that is a readable .npy becomes a one-array record, so every
   ** part feeds both the ar_ and the npy_ aggregates. */
-  ins_part = prepare("INSERT INTO t(i, g, rec, npy, w, p, f, q, k, wk) SELECT ?1, ?1 / 2,"
-                     " CASE WHEN npy_valid(x) THEN ar('w', x) ELSE x END, CASE WHEN npy_valid(x) THEN x END, ?3, ?4, ?6, ?7,"
-                     " CASE WHEN ?5 > 0 THEN 'k' || (?1 % ?5) ELSE 'k' || ?1 END, ?8 FROM (SELECT ?2 AS x)");
+  ins_part = prepare(
+      "INSERT INTO t(i, g, rec, npy, w, p, f, q, k, wk) SELECT ?1, ?1 / 2,"
+      " CASE WHEN npy_valid(x) THEN ar('w', x) ELSE x END, CASE WHEN npy_valid(x) THEN x END, ?3, ?4, ?6, ?7,"
+      " CASE WHEN ?5 > 0 THEN 'k' || (?1 % ?5) ELSE 'k' || ?1 END, ?8 FROM (SELECT ?2 AS x)");
   snprintf(sql, sizeof(sql), cols, "a.rec");
   ins_copy = prepare(sql);
   snprintf(sql, sizeof(sql), cols, "ar_scale(a.rec, ?10)");
   ins_scale = prepare(sql);
   snprintf(sql, sizeof(sql), cols, "ar_add(a.rec, b.rec)");
   ins_add = prepare(sql);
-  fix_npy = prepare("UPDATE t SET npy = CASE WHEN ar_valid(rec) THEN (SELECT ar_get(t.rec, a.key) FROM array_record(t.rec) a"
-                    " LIMIT 1 OFFSET ?1) ELSE rec END WHERE npy IS NULL");
-  fix_rd = prepare("UPDATE t SET rd = rd('arrays', 'array', rec, 'metrics', 'metric', json_object('num-examples', CASE WHEN typeof(w) = 'blob' THEN hex(w) ELSE w END, 'loss', i))"
-                   " WHERE i = ?1");
+  fix_npy = prepare(
+      "UPDATE t SET npy = CASE WHEN ar_valid(rec) THEN (SELECT ar_get(t.rec, a.key) FROM array_record(t.rec) a"
+      " LIMIT 1 OFFSET ?1) ELSE rec END WHERE npy IS NULL");
+  fix_rd = prepare(
+      "UPDATE t SET rd = rd('arrays', 'array', rec, 'metrics', 'metric', json_object('num-examples', CASE WHEN "
+      "typeof(w) = 'blob' THEN hex(w) ELSE w END, 'loss', i))"
+      " WHERE i = ?1");
   clear_o = prepare("DELETE FROM o");
-  fill_objects = prepare("INSERT INTO o(src, kind, oid, content)"
-                         " SELECT t.i, 0, a.object_id, a.content FROM t, ar_objects(t.rec) a WHERE ar_valid(t.rec)"
-                         " UNION ALL SELECT t.i, 1, r.object_id, r.content FROM t, rd_objects(t.rd) r");
+  fill_objects = prepare(
+      "INSERT INTO o(src, kind, oid, content)"
+      " SELECT t.i, 0, a.object_id, a.content FROM t, ar_objects(t.rec) a WHERE ar_valid(t.rec)"
+      " UNION ALL SELECT t.i, 1, r.object_id, r.content FROM t, rd_objects(t.rd) r");
 
-  FUZZ_CHECK(sqlite3_prepare_v2(db, "SELECT DISTINCT name, narg, type FROM pragma_function_list WHERE type IN ('a', 'w')"
-                                " ORDER BY 1, 2", -1, &st, NULL) == SQLITE_OK);
+  FUZZ_CHECK(sqlite3_prepare_v2(db,
+                                "SELECT DISTINCT name, narg, type FROM pragma_function_list WHERE type IN ('a', 'w')"
+                                " ORDER BY 1, 2",
+                                -1, &st, NULL) == SQLITE_OK);
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0), *args[8], *from;
     int narg = sqlite3_column_int(st, 1), window = sqlite3_column_text(st, 2)[0] == 'w', lo = narg, hi = narg, n, j;
@@ -359,9 +372,9 @@ static const struct {
   const char *text;
   sqlite3_int64 i;
 } typical[] = {
-    {0, "0", 0},       {0, "float32", 0},  {0, "[2,3]", 0}, {1, NULL, 1},         {0, "fc1.*", 0},
-    {0, "fc1.weight", 0}, {0, "<i8", 0},   {1, NULL, -1},   {0, "[[1,2],[3,4]]", 0}, {0, "", 0},
-    {1, NULL, 0},      {0, "complex64", 0}, {0, "[]", 0},    {0, "bool", 0},
+    {0, "0", 0},   {0, "float32", 0}, {0, "[2,3]", 0},         {1, NULL, 1}, {0, "fc1.*", 0}, {0, "fc1.weight", 0},
+    {0, "<i8", 0}, {1, NULL, -1},     {0, "[[1,2],[3,4]]", 0}, {0, "", 0},   {1, NULL, 0},    {0, "complex64", 0},
+    {0, "[]", 0},  {0, "bool", 0},
 };
 #define NTYPICAL (sizeof(typical) / sizeof(typical[0]))
 
@@ -390,8 +403,10 @@ static void bind_arg(sqlite3_stmt *st, int i, const fuzz_part *parts, int nparts
                      int offset) {
   if (i >= nparts) {
     size_t t = (size_t)(i - nparts + offset) % NTYPICAL;
-    if (typical[t].kind == 0) sqlite3_bind_text(st, i + 1, typical[t].text, -1, SQLITE_STATIC);
-    else sqlite3_bind_int64(st, i + 1, typical[t].i);
+    if (typical[t].kind == 0)
+      sqlite3_bind_text(st, i + 1, typical[t].text, -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_int64(st, i + 1, typical[t].i);
     return;
   }
   bind_part(st, i + 1, &parts[i], (size_t)(4 + i) < nctl ? ctl[4 + i] % 5 : (i == 0 ? 0 : 1));
@@ -484,9 +499,12 @@ static int tc(const tctl *c, size_t j) { return j < c->n ? c->p[j] : -1; }
 /* Binds code's value, or the default (a REAL if is_real, else an INTEGER)
 ** when the control block has no byte for it. */
 static void bind_code(sqlite3_stmt *st, int idx, int code, double dflt, int is_real) {
-  if (code >= 0) bind_value(st, idx, code);
-  else if (is_real) sqlite3_bind_double(st, idx, dflt);
-  else sqlite3_bind_int64(st, idx, (sqlite3_int64)dflt);
+  if (code >= 0)
+    bind_value(st, idx, code);
+  else if (is_real)
+    sqlite3_bind_double(st, idx, dflt);
+  else
+    sqlite3_bind_int64(st, idx, (sqlite3_int64)dflt);
 }
 
 /* Insert row i (0-based row r) with st, which reads ?2 (a part, or the row
@@ -497,8 +515,10 @@ static void insert_row(sqlite3_stmt *st, int i, const tctl *c, int injecting) {
   sqlite3_bind_int(st, 1, i);
   bind_code(st, 3, wcode < 0 ? -1 : wcode & 0x3f, i, 0);
   /* A row byte >= 0xc0 also gives the row its own p (alpha may vary). */
-  if (wcode >= 0xc0) bind_value(st, 4, wcode - 0xc0);
-  else bind_code(st, 4, tc(c, 1), 0.25, 1);
+  if (wcode >= 0xc0)
+    bind_value(st, 4, wcode - 0xc0);
+  else
+    bind_code(st, 4, tc(c, 1), 0.25, 1);
   sqlite3_bind_int(st, 5, keymod);
   bind_code(st, 6, tc(c, 2), 0, 0);
   bind_code(st, 7, tc(c, 3), 1, 0);

@@ -10,6 +10,7 @@ harness's header comment describes its input format.
 Run from anywhere with Debian's python3 (NumPy for the .npz seeds); the
 output is deterministic. Commit what changes.
 """
+
 import io
 import json
 import os
@@ -43,6 +44,7 @@ def npy(arr):
 
 # --- safetensors ------------------------------------------------------------------
 
+
 def safetensors(tensors, metadata=None, pad=True):
     """tensors: [(name, dtype, shape, bytes)] in data order."""
     header, data = {}, b""
@@ -63,32 +65,64 @@ def gen_safetensors():
         ("empty", safetensors([])),
         ("metadata_only", safetensors([], {"format": "pt", "note": "caf\u00e9"})),
         ("f32_2x3", safetensors([("w", "F32", [2, 3], f4)], {"format": "np"})),
-        ("every_numpy_dtype", safetensors([
-            ("b", "BOOL", [3], b"\x00\x01\x01"), ("u8", "U8", [2], b"\x01\xff"), ("i8", "I8", [2], b"\x80\x7f"),
-            ("i16", "I16", [1], struct.pack("<h", -2)), ("u16", "U16", [1], struct.pack("<H", 65535)),
-            ("f16", "F16", [2], struct.pack("<2e", 1.5, -0.0)), ("i32", "I32", [1], struct.pack("<i", -7)),
-            ("u32", "U32", [1], struct.pack("<I", 7)), ("f64", "F64", [1], struct.pack("<d", 0.1)),
-            ("i64", "I64", [1], struct.pack("<q", -1)), ("u64", "U64", [1], struct.pack("<Q", 2**64 - 1)),
-            ("c64", "C64", [1], struct.pack("<2f", 1, -1))])),
-        ("raw_dtypes", safetensors([
-            ("bf", "BF16", [2], b"\x80\x3f\x00\x40"), ("e5", "F8_E5M2", [3], b"\x01\x02\x03"),
-            ("e4", "F8_E4M3", [1], b"\x7f"), ("e8", "F8_E8M0", [1], b"\x7f"), ("fn", "F8_E4M3FNUZ", [1], b"\x00"),
-            ("f5", "F8_E5M2FNUZ", [1], b"\x00"), ("f4", "F4", [2], b"\x21"), ("f6", "F6_E2M3", [4], b"\x01\x02\x03"),
-            ("f6b", "F6_E3M2", [4], b"\x04\x05\x06")])),
-        ("zero_size_and_scalar", safetensors([
-            ("z", "F32", [0, 5], b""), ("s", "I64", [], struct.pack("<q", 42)), ("z2", "U8", [3, 0], b"")])),
-        ("escaped_names", safetensors([("l\u00e4yer.\"q\"\\n", "F16", [1], b"\x00\x3c"),
-                                       ("\U0001f600", "U8", [1], b"\x05")])),
+        (
+            "every_numpy_dtype",
+            safetensors(
+                [
+                    ("b", "BOOL", [3], b"\x00\x01\x01"),
+                    ("u8", "U8", [2], b"\x01\xff"),
+                    ("i8", "I8", [2], b"\x80\x7f"),
+                    ("i16", "I16", [1], struct.pack("<h", -2)),
+                    ("u16", "U16", [1], struct.pack("<H", 65535)),
+                    ("f16", "F16", [2], struct.pack("<2e", 1.5, -0.0)),
+                    ("i32", "I32", [1], struct.pack("<i", -7)),
+                    ("u32", "U32", [1], struct.pack("<I", 7)),
+                    ("f64", "F64", [1], struct.pack("<d", 0.1)),
+                    ("i64", "I64", [1], struct.pack("<q", -1)),
+                    ("u64", "U64", [1], struct.pack("<Q", 2**64 - 1)),
+                    ("c64", "C64", [1], struct.pack("<2f", 1, -1)),
+                ]
+            ),
+        ),
+        (
+            "raw_dtypes",
+            safetensors(
+                [
+                    ("bf", "BF16", [2], b"\x80\x3f\x00\x40"),
+                    ("e5", "F8_E5M2", [3], b"\x01\x02\x03"),
+                    ("e4", "F8_E4M3", [1], b"\x7f"),
+                    ("e8", "F8_E8M0", [1], b"\x7f"),
+                    ("fn", "F8_E4M3FNUZ", [1], b"\x00"),
+                    ("f5", "F8_E5M2FNUZ", [1], b"\x00"),
+                    ("f4", "F4", [2], b"\x21"),
+                    ("f6", "F6_E2M3", [4], b"\x01\x02\x03"),
+                    ("f6b", "F6_E3M2", [4], b"\x04\x05\x06"),
+                ]
+            ),
+        ),
+        (
+            "zero_size_and_scalar",
+            safetensors(
+                [("z", "F32", [0, 5], b""), ("s", "I64", [], struct.pack("<q", 42)), ("z2", "U8", [3, 0], b"")]
+            ),
+        ),
+        (
+            "escaped_names",
+            safetensors([('l\u00e4yer."q"\\n', "F16", [1], b"\x00\x3c"), ("\U0001f600", "U8", [1], b"\x05")]),
+        ),
         ("unpadded_4d", safetensors([("x", "I16", [1, 2, 1, 2], struct.pack("<4h", 1, 2, 3, 4))], pad=False)),
     ]
     # Hand-written headers: unknown fields, whitespace, escapes in keys.
-    text = (b'{ "__metadata__" : { "a" : "b" } , "t\\u0031" : { "shape" : [ 2 ] , "dtype" : "U8" , '
-            b'"data_offsets" : [ 0 , 2 ] , "extra" : [ {"x": null}, true, 1.5e3 ] } }')
+    text = (
+        b'{ "__metadata__" : { "a" : "b" } , "t\\u0031" : { "shape" : [ 2 ] , "dtype" : "U8" , '
+        b'"data_offsets" : [ 0 , 2 ] , "extra" : [ {"x": null}, true, 1.5e3 ] } }'
+    )
     seeds.append(("whitespace_unknown_fields", struct.pack("<Q", len(text)) + text + b"\x01\x02"))
     write("safetensors", seeds)
 
 
 # --- npz -------------------------------------------------------------------------
+
 
 def savez(compress, **arrays):
     b = io.BytesIO()
@@ -138,6 +172,7 @@ def gen_npz():
 
 # --- Flower objects -----------------------------------------------------------------
 
+
 def gen_flower():
     seeds = []
     objects = os.path.join(ROOT, "tests", "data", "objects")
@@ -178,22 +213,24 @@ def gen_flower():
 
 # --- JSON -----------------------------------------------------------------------------
 
+
 def gen_json_read():
     docs = [
         '{"__metadata__": {"format": "pt"}, "w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}}',
         '{"dtype": "float32", "shape": [2], "stype": "numpy.ndarray", "arraychunk_ids": [0, 1, 0]}',
         '{"fc1.weight": "0000000000000000000000000000000000000000000000000000000000000000"}',
-        '[1, -0, 0.5, 1e10, -2.5E-3, 18446744073709551615, 18446744073709551616, true, false, null]',
+        "[1, -0, 0.5, 1e10, -2.5E-3, 18446744073709551615, 18446744073709551616, true, false, null]",
         '"\\u00e9\\ud83d\\ude00\\n\\t\\"\\\\\\/\\b\\f\\r\\u0000"',
         '{"a": {"b": {"c": [[[]]]}}, "": ""}',
         "[" * 64 + "]" * 64,
-        ' \t\r\n{}\n',
+        " \t\r\n{}\n",
         '"caf\u00e9 \u5c42"',
     ]
     write("json_read", [("doc%d" % i, d.encode()) for i, d in enumerate(docs)])
 
 
 # --- math ----------------------------------------------------------------------------
+
 
 def math_input(ta, tb, flags, ndim, dims, cast, scale, payload):
     head = bytes([ta, tb, flags, ndim] + (list(dims) + [0, 0, 0, 0])[:4] + [cast] + [0] * 7)

@@ -48,7 +48,10 @@ static int utf8_valid(const unsigned char *s, size_t n) {
   size_t i = 0;
   while (i < n) {
     unsigned c = s[i], len, k;
-    if (c < 0x80) { i++; continue; }
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
     len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
     if (!len || len > n - i) return 0;
     for (k = 1; k < len; k++)
@@ -88,10 +91,11 @@ static const char *run_check(sqlite3 *db, const check *c, const unsigned char *i
     snprintf(why, sizeof(why), "cannot prepare: %s", sqlite3_errmsg(db));
     return why;
   }
-  if (as_text) sqlite3_bind_text(st, 1, (const char *)in, (int)n, SQLITE_STATIC);
-  else sqlite3_bind_blob(st, 1, in, (int)n, SQLITE_STATIC);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW && c->kind == CHECK_READ) {
-  }
+  if (as_text)
+    sqlite3_bind_text(st, 1, (const char *)in, (int)n, SQLITE_STATIC);
+  else
+    sqlite3_bind_blob(st, 1, in, (int)n, SQLITE_STATIC);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && c->kind == CHECK_READ) {}
   why[0] = 0;
   if (c->kind == CHECK_READ) {
     size_t plen = strlen(c->name);

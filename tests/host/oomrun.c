@@ -259,8 +259,7 @@ static int check_all_functions_tested(const char *all_sql) {
   sqlite3_stmt *st;
   text missing = {0, 0, 0};
   int failures = 0;
-  static const char names_sql[] =
-      "SELECT name FROM pragma_function_list UNION SELECT name FROM pragma_module_list";
+  static const char names_sql[] = "SELECT name FROM pragma_function_list UNION SELECT name FROM pragma_module_list";
   if (sqlite3_open(":memory:", &plain) != SQLITE_OK) return 1;
   db = open_db();
   sqlite3_exec(db, "CREATE TEMP TABLE plain(name TEXT)", 0, 0, 0);
@@ -276,11 +275,12 @@ static int check_all_functions_tested(const char *all_sql) {
   }
   sqlite3_close(plain);
   /* pragma_* tables appear on first use; readfile and limit_length are the host's. */
-  if (sqlite3_prepare_v2(db,
-                         "SELECT * FROM (SELECT name FROM pragma_function_list UNION SELECT name FROM pragma_module_list)"
-                         " WHERE name NOT IN (SELECT name FROM plain) AND name NOT LIKE 'pragma!_%' ESCAPE '!'"
-                         " AND name NOT IN ('readfile', 'limit_length') ORDER BY 1",
-                         -1, &st, NULL) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(
+          db,
+          "SELECT * FROM (SELECT name FROM pragma_function_list UNION SELECT name FROM pragma_module_list)"
+          " WHERE name NOT IN (SELECT name FROM plain) AND name NOT LIKE 'pragma!_%' ESCAPE '!'"
+          " AND name NOT IN ('readfile', 'limit_length') ORDER BY 1",
+          -1, &st, NULL) == SQLITE_OK) {
     while (sqlite3_step(st) == SQLITE_ROW) {
       const char *name = (const char *)sqlite3_column_text(st, 0);
       char call[160];
@@ -293,8 +293,10 @@ static int check_all_functions_tested(const char *all_sql) {
     sqlite3_finalize(st);
   }
   sqlite3_close(db);
-  if (failures) printf("FAIL oom/every-function: not called by any scenario:%s\n", missing.p);
-  else printf("ok oom/every-function\n");
+  if (failures)
+    printf("FAIL oom/every-function: not called by any scenario:%s\n", missing.p);
+  else
+    printf("ok oom/every-function\n");
   free(missing.p);
   return failures;
 }

@@ -78,7 +78,8 @@ static void writefile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 ** the previous value. */
 static void limit_length_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  sqlite3_result_int(ctx, sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, sqlite3_value_int(argv[0])));
+  sqlite3_result_int(ctx,
+                     sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, sqlite3_value_int(argv[0])));
 }
 
 /* SQLite 3.40 converts reals to text with long double arithmetic, which
@@ -99,8 +100,10 @@ static void print_real(double v) {
     return;
   }
   e = strchr(s, 'e');
-  if (e) printf("%.*s.0%s", (int)(e - s), s, e);
-  else printf("%s.0", s);
+  if (e)
+    printf("%.*s.0%s", (int)(e - s), s, e);
+  else
+    printf("%s.0", s);
 }
 
 static void print_value(sqlite3_stmt *st, int i) {

@@ -40,8 +40,8 @@
 #define FIXED_ROWS 12
 #define MAX_ERRORS_SHOWN 5
 
-static int shared_cache;        /* set before the threads start, read-only after */
-static const char *ext_path;    /* the loadable variant: load this library */
+static int shared_cache;     /* set before the threads start, read-only after */
+static const char *ext_path; /* the loadable variant: load this library */
 
 /* ---- results as one text value ---------------------------------------- */
 
@@ -146,8 +146,7 @@ static int run(sqlite3 *db, stats *s, const char *sql, const param *ps, int np, 
     if (rc == SQLITE_ROW) {
       const unsigned char *t = sqlite3_column_text(st, 0);
       snprintf(out, cap, "%s", t ? (const char *)t : "NULL");
-      while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      }
+      while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
     }
     if (rc == SQLITE_DONE) {
       rc = SQLITE_OK;
@@ -168,8 +167,9 @@ static int run(sqlite3 *db, stats *s, const char *sql, const param *ps, int np, 
 /* ---- the workload ------------------------------------------------------ */
 
 /* A float32 JSON array of n values depending on seed, built in SQL. */
-#define JSON_VALUES(n, seed)                                                              \
-  "(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < " #n " - 1) " \
+#define JSON_VALUES(n, seed)                                                      \
+  "(WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < " #n \
+  " - 1) "                                                                        \
   "SELECT json_group_array(((" seed ") * 7 + i * 13) % 101 / 4.0 - 12) FROM s)"
 
 static const char *setup_sql[] = {
@@ -201,12 +201,16 @@ static const char *fixed_queries[] = {
     "SELECT count(*) || ' ' || sum(e.value) FROM fixed f, npy_each(ar_get(f.rec, 'b')) e",
     "SELECT group_concat(s.key || s.min || s.max || s.mean || s.std || s.l2 || s.nonfinite, ';') "
     "FROM fixed f, ar_stats(f.rec) s",
-    "SELECT group_concat(o.type || o.object_id || length(o.content), ';') FROM fixed f, ar_objects(f.rec) o WHERE f.id IN (2, 7)",
-    "SELECT hex(ar_mean(rec, n)) FROM (SELECT ar_inflate(o.object_id, o.content) rec, f.n FROM fixed f, ar_objects(f.rec) o "
+    "SELECT group_concat(o.type || o.object_id || length(o.content), ';') FROM fixed f, ar_objects(f.rec) o WHERE f.id "
+    "IN (2, 7)",
+    "SELECT hex(ar_mean(rec, n)) FROM (SELECT ar_inflate(o.object_id, o.content) rec, f.n FROM fixed f, "
+    "ar_objects(f.rec) o "
     "GROUP BY f.id)",
     /* arrays the thread pool splits (main sets its threshold low) */
-    "SELECT hex(ar_mean(ar('big', npy_add(npy(zeroblob(16384), 'float32', '[64, 64]'), npy_from_json(id || '', 'float32'))), n)) "
-    "|| hex(ar_max(ar('big', npy_add(npy(zeroblob(16384), 'int16', '[128, 64]'), npy_from_json(id || '', 'int16'))))) FROM fixed",
+    "SELECT hex(ar_mean(ar('big', npy_add(npy(zeroblob(16384), 'float32', '[64, 64]'), npy_from_json(id || '', "
+    "'float32'))), n)) "
+    "|| hex(ar_max(ar('big', npy_add(npy(zeroblob(16384), 'int16', '[128, 64]'), npy_from_json(id || '', 'int16'))))) "
+    "FROM fixed",
 };
 #define NFIXED ((int)(sizeof fixed_queries / sizeof fixed_queries[0]))
 static char *fixed_expected[NFIXED];
@@ -220,7 +224,8 @@ static const char *live_queries[] = {
     "(SELECT count(*) k FROM updates u, array_record(u.rec))",
     "SELECT CASE WHEN count(*) = (SELECT count(*) FROM updates) THEN 'ok' ELSE 'npy_each count ' || count(*) END "
     "FROM updates u, npy_each(ar_get(u.rec, 'c')) e WHERE e.value = 1",
-    "SELECT CASE WHEN sum(s.numel) = 6 * count(DISTINCT u.id) AND sum(s.nonfinite) = 0 THEN 'ok' ELSE 'ar_stats numel' END "
+    "SELECT CASE WHEN sum(s.numel) = 6 * count(DISTINCT u.id) AND sum(s.nonfinite) = 0 THEN 'ok' ELSE 'ar_stats numel' "
+    "END "
     "FROM updates u, ar_stats(u.rec) s",
 };
 #define NLIVE ((int)(sizeof live_queries / sizeof live_queries[0]))
@@ -306,10 +311,11 @@ static void *work(void *arg) {
   int blob_n = 0;
   if (w->id < NWRITERS) { /* the bound update, built once by this connection */
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT ar('w', npy_from_json('[1, 2, 3, 4]', 'float32'), 'c', npy_from_json('[1]', 'int64'), "
-                           "'n', npy_from_json('[7]', 'int64'))",
-                           -1, &st, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT ar('w', npy_from_json('[1, 2, 3, 4]', 'float32'), 'c', npy_from_json('[1]', 'int64'), "
+            "'n', npy_from_json('[7]', 'int64'))",
+            -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW) {
       blob_n = sqlite3_column_bytes(st, 0);
       blob = malloc((size_t)blob_n);
@@ -420,10 +426,11 @@ static int variant(const char *name, const char *dir, double seconds) {
   for (int q = 0; q < NFIXED; q++) free(fixed_expected[q]);
 
   int failed = total.errors != 0 || !after_ok || total.queries == 0 || total.writes == 0;
-  printf("%s stress/%s: %d threads (%d writers; FULLMUTEX and NOMUTEX alternate), %.1f s, %ld queries, "
-         "%ld write transactions, %s rows left, %ld retries, %ld busy waits, %ld errors%s\n",
-         failed ? "FAIL" : "ok", name, NTHREADS, NWRITERS, elapsed, total.queries, total.writes, out, total.retries,
-         total.busy_waits, total.errors, after_ok ? "" : ", invariants broken after the run");
+  printf(
+      "%s stress/%s: %d threads (%d writers; FULLMUTEX and NOMUTEX alternate), %.1f s, %ld queries, "
+      "%ld write transactions, %s rows left, %ld retries, %ld busy waits, %ld errors%s\n",
+      failed ? "FAIL" : "ok", name, NTHREADS, NWRITERS, elapsed, total.queries, total.writes, out, total.retries,
+      total.busy_waits, total.errors, after_ok ? "" : ", invariants broken after the run");
   for (int i = 0, shown = 0; i < NTHREADS && shown < MAX_ERRORS_SHOWN; i++)
     if (ws[i].s.errors) {
       printf("    thread %d: %ld errors, first: %s\n", i, ws[i].s.errors, ws[i].s.first_error);
@@ -471,9 +478,9 @@ int main(int argc, char **argv) {
   }
   if (!failed && dir == tmpl) { /* keep the files of a failed run to look at */
     char p[4200];
-    const char *names[] = {"wal.db",          "wal.db-wal",          "wal.db-shm",          "shared_cache.db",
-                           "shared_cache.db-wal", "shared_cache.db-shm", "loadable.db", "loadable.db-wal",
-                           "loadable.db-shm"};
+    const char *names[] = {"wal.db",          "wal.db-wal",          "wal.db-shm",
+                           "shared_cache.db", "shared_cache.db-wal", "shared_cache.db-shm",
+                           "loadable.db",     "loadable.db-wal",     "loadable.db-shm"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       snprintf(p, sizeof p, "%s/%s", dir, names[i]);
       unlink(p);

@@ -5,10 +5,11 @@ ArrayRecord protobuf (written from the .proto, not from our C code), so
 tests can check our bytes against a second implementation as well as
 against the vectors made by Flower itself.
 """
+
 import io
-import re
 import json
 import os
+import re
 import sqlite3
 
 import numpy as np
@@ -51,6 +52,7 @@ def load_npy(blob):
 
 
 # --- Flower ArrayRecord protobuf, from flwr/proto/recorddict.proto ---------
+
 
 def varint(v):
     out = bytearray()
@@ -127,7 +129,7 @@ def decode_record(blob):
             num, wt = tag >> 3, tag & 7
             if wt == 2:
                 n, pos = varint(buf, pos)
-                yield num, wt, bytes(buf[pos:pos + n])
+                yield num, wt, bytes(buf[pos : pos + n])
                 pos += n
             elif wt == 0:
                 v, pos = varint(buf, pos)
@@ -139,7 +141,7 @@ def decode_record(blob):
     for num, wt, item in fields(blob):
         assert (num, wt) == (1, 2)
         key, value = "", b""
-        for inum, iwt, payload in fields(item):
+        for inum, _iwt, payload in fields(item):
             if inum == 1:
                 key = payload.decode("utf-8")
             elif inum == 2:
@@ -273,7 +275,7 @@ def assert_json_is_array(text, arr, what=""):
         part = np.dtype("f%d" % (native.itemsize // (2 if kind == "c" else 1)))
         reprs = []
         for v in np.ravel(want):
-            for x in ([v.real, v.imag] if kind == "c" else [v]):
+            for x in [v.real, v.imag] if kind == "c" else [v]:
                 x = part.type(x)
                 reprs.append(None if not np.isfinite(x) else repr(x) if part.itemsize != 8 else repr(float(x)))
         tokens = [t for t in re.findall(r'"[^"]*"|[-+0-9.eE]+', text)]
@@ -286,7 +288,12 @@ def assert_json_is_array(text, arr, what=""):
 def _nan_equal(a, b):
     """Equal as numbers (NaN == NaN whatever its sign and payload, which JSON
     cannot carry; -0.0 != 0.0)."""
+
     def sign(x):
         return np.where(np.isnan(x), False, np.signbit(x))
-    return (np.array_equal(a, b, equal_nan=True) and np.array_equal(sign(a.real), sign(b.real))
-            and np.array_equal(sign(np.imag(a)), sign(np.imag(b))))
+
+    return (
+        np.array_equal(a, b, equal_nan=True)
+        and np.array_equal(sign(a.real), sign(b.real))
+        and np.array_equal(sign(np.imag(a)), sign(np.imag(b)))
+    )

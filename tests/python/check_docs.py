@@ -18,6 +18,7 @@ docs/reference.md, CONTRIBUTING.md and bench/README.md leads to a file that
 exists and, for "file.md#anchor", to a heading of that file (anchors as
 GitHub makes them). Needs no NumPy.
 """
+
 import os
 import re
 import sys
@@ -26,7 +27,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from test_hardening import ROOT, registered  # noqa: E402
-
 
 REFERENCE = os.path.join("docs", "reference.md")
 
@@ -38,11 +38,11 @@ def reference_entries():
     start = re.search(r"^### ", text, re.M)
     if start is None:
         return {}
-    ref = text[start.start():]
+    ref = text[start.start() :]
     entries = {}
     heads = list(re.finditer(r"^#### .*$", ref, re.M))
     for i, m in enumerate(heads):
-        body = ref[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(ref)]
+        body = ref[m.end() : heads[i + 1].start() if i + 1 < len(heads) else len(ref)]
         body = re.split(r"^#{2,3} ", body, flags=re.M)[0]
         # one heading may document several functions: "#### `a(x)`, `b(x)`"
         for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\(", m.group(0)):
@@ -97,10 +97,17 @@ def contents_problems():
     for doc, levels, first in [("README.md", (2,), 2), (REFERENCE, (3, 4), 3)]:
         before = len(problems)
         text = read(doc)
-        want = [(level - first, anchor) for level, title, anchor in headings(text)
-                if level in levels and title != "Contents"]
-        got = [(len(m.group(1)) // 2, m.group(2)) for _, line in prose_lines(text)
-               for m in [re.match(r"^( *)- \[.*?\]\(#([^)]*)\)", line)] if m]
+        want = [
+            (level - first, anchor)
+            for level, title, anchor in headings(text)
+            if level in levels and title != "Contents"
+        ]
+        got = [
+            (len(m.group(1)) // 2, m.group(2))
+            for _, line in prose_lines(text)
+            for m in [re.match(r"^( *)- \[.*?\]\(#([^)]*)\)", line)]
+            if m
+        ]
         for depth, anchor in want:
             if (depth, anchor) not in got:
                 problems.append("%s: contents list has no '%s- [...](#%s)'" % (doc, "  " * depth, anchor))
@@ -125,8 +132,7 @@ def link_problems():
                 where = "%s line %d: link %s" % (doc, n, target)
                 if not os.path.exists(os.path.join(ROOT, dest)):
                     problems.append("%s: no file %s" % (where, dest))
-                elif anchor and dest.endswith(".md") and \
-                        anchor not in {a for _, _, a in headings(read(dest))}:
+                elif anchor and dest.endswith(".md") and anchor not in {a for _, _, a in headings(read(dest))}:
                     problems.append("%s: no heading #%s in %s" % (where, anchor, dest))
     return problems
 
@@ -150,8 +156,10 @@ def main():
     for p in problems:
         print("  " + p)
     documented = len([n for n in names if n in entries])
-    print("%s docs: %d of %d registered functions and tables documented, %d problem(s)"
-          % ("ok" if not problems else "FAIL", documented, len(names), len(problems)))
+    print(
+        "%s docs: %d of %d registered functions and tables documented, %d problem(s)"
+        % ("ok" if not problems else "FAIL", documented, len(names), len(problems))
+    )
     return 1 if problems else 0
 
 

@@ -3,13 +3,13 @@
 both byte orders and both memory orders, with and without NaN/Inf, and the
 comparisons the tests make against NumPy.
 """
+
 import contextlib
 import json
 import warnings
 
 import numpy as np
-
-from arlib import connect, npy_bytes, load_npy
+from arlib import load_npy
 
 # Every dtype the extension supports, by NumPy type code.
 DTYPES = ["?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"]
@@ -85,8 +85,10 @@ def sql_number(x):
 
 def as_complex(text):
     """A complex result, given as the JSON text "[re,im]" (NaN/Infinity as strings)."""
+
     def part(v):
         return float(v.replace("Infinity", "inf").replace("NaN", "nan")) if isinstance(v, str) else float(v)
+
     re, im = json.loads(text)
     return complex(part(re), part(im))
 

@@ -2,6 +2,7 @@
 """Nothing undocumented slips in: every registered SQL function and table has
 an entry in docs/reference.md with an example and its errors, and every
 entry names something registered (tests/python/check_docs.py)."""
+
 import contextlib
 import io
 

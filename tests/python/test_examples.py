@@ -3,6 +3,7 @@
 tour, and the Python examples (/usr/bin/python3, NumPy, matplotlib), each in
 a fresh temporary folder. The plot example must write a non-empty PNG; without
 matplotlib (an optional module) it is SKIPPED, saying how to install it."""
+
 import importlib.util
 import os
 import shutil
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from arlib import ROOT, EXT
+from arlib import EXT, ROOT
 from runner import Skip
 
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -67,8 +68,9 @@ def test_tour_sql():
 
 def flower_log(tmp, rounds):
     """Runs examples/flower_log.py into tmp/runs.db; its output."""
-    out = run([sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", str(rounds)],
-              tmp)
+    out = run(
+        [sys.executable, os.path.join(EXAMPLES, "flower_log.py"), "--db", "runs.db", "--rounds", str(rounds)], tmp
+    )
     assert "FedAvg in SQL matches NumPy in every round" in out, out
     assert len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == rounds, out
     return out
@@ -96,8 +98,10 @@ def test_flower_log_then_plot():
 def test_replay_strategies():
     need_module("matplotlib", "python3-matplotlib")
     with tempfile.TemporaryDirectory() as tmp:
-        out = run([sys.executable, os.path.join(EXAMPLES, "replay_strategies.py"), "--out", "replay.png",
-                   "--rounds", "5"], tmp)
+        out = run(
+            [sys.executable, os.path.join(EXAMPLES, "replay_strategies.py"), "--out", "replay.png", "--rounds", "5"],
+            tmp,
+        )
         assert "round  5: |FedAvg - fedadam|" in out and "round  0: |FedAvg - fedadam| = 0.000000" in out, out
         with open(os.path.join(tmp, "replay.png"), "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"

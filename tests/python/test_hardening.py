@@ -5,6 +5,7 @@ generated columns, and views and triggers under trusted_schema=OFF), the
 tables are innocuous too, and nothing registered reads or writes files or
 runs commands. Needs no NumPy.
 """
+
 import os
 import sqlite3
 
@@ -36,10 +37,16 @@ def registered():
     plain_fns = set(plain.execute("SELECT name, narg FROM pragma_function_list"))
     plain_mods = {r[0] for r in plain.execute("SELECT name FROM pragma_module_list")}
     con = connect()
-    fns = [r for r in con.execute("SELECT DISTINCT name, narg, type, flags FROM pragma_function_list ORDER BY 1, 2")
-           if (r[0], r[1]) not in plain_fns]
-    mods = [r[0] for r in con.execute("SELECT name FROM pragma_module_list ORDER BY 1")
-            if r[0] not in plain_mods and not r[0].startswith("pragma_")]
+    fns = [
+        r
+        for r in con.execute("SELECT DISTINCT name, narg, type, flags FROM pragma_function_list ORDER BY 1, 2")
+        if (r[0], r[1]) not in plain_fns
+    ]
+    mods = [
+        r[0]
+        for r in con.execute("SELECT name FROM pragma_module_list ORDER BY 1")
+        if r[0] not in plain_mods and not r[0].startswith("pragma_")
+    ]
     return fns, mods
 
 
@@ -50,14 +57,18 @@ RANDOM = {("ar_add_noise", 2)}
 def test_every_function_is_deterministic_and_innocuous():
     fns, _ = registered()
     assert len(fns) >= 40, fns
-    bad = [(name, narg, hex(flags)) for name, narg, _, flags in fns
-           if name not in SETTERS and ((not flags & DETERMINISTIC and (name, narg) not in RANDOM)
-                                       or not flags & INNOCUOUS or flags & DIRECTONLY)]
+    bad = [
+        (name, narg, hex(flags))
+        for name, narg, _, flags in fns
+        if name not in SETTERS
+        and ((not flags & DETERMINISTIC and (name, narg) not in RANDOM) or not flags & INNOCUOUS or flags & DIRECTONLY)
+    ]
     assert [(n, a) for n, a, _, flags in fns if not flags & DETERMINISTIC and n not in SETTERS] == sorted(RANDOM)
     assert not bad, "functions without SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS: %s" % bad
     setters = [(name, narg, hex(flags)) for name, narg, _, flags in fns if name in SETTERS]
-    assert setters and all(int(f, 16) & DIRECTONLY and not int(f, 16) & (DETERMINISTIC | INNOCUOUS)
-                           for *_, f in setters), setters
+    assert setters and all(
+        int(f, 16) & DIRECTONLY and not int(f, 16) & (DETERMINISTIC | INNOCUOUS) for *_, f in setters
+    ), setters
 
 
 def test_functions_and_tables_work_in_untrusted_schema():
@@ -69,12 +80,11 @@ def test_functions_and_tables_work_in_untrusted_schema():
     con.execute("PRAGMA trusted_schema = OFF")
     con.execute("CREATE TABLE t(a BLOB, b BLOB)")
     con.execute("CREATE TABLE log(x)")
-    for i, (name, narg, kind, _) in enumerate(fns):
+    for i, (name, narg, _kind, _) in enumerate(fns):
         args = ", ".join(["NULL"] * (narg if narg >= 0 else 2))
         con.execute("CREATE VIEW v%d AS SELECT %s(%s) AS x" % (i, name, args))
         con.execute("SELECT * FROM v%d" % i).fetchall()
-        con.execute("CREATE TRIGGER g%d AFTER INSERT ON t BEGIN INSERT INTO log SELECT %s(%s); END"
-                    % (i, name, args))
+        con.execute("CREATE TRIGGER g%d AFTER INSERT ON t BEGIN INSERT INTO log SELECT %s(%s); END" % (i, name, args))
     for name in mods:
         con.execute("CREATE VIEW tv_%s AS SELECT * FROM %s(NULL)" % (name, name))
         assert con.execute("SELECT count(*) FROM tv_%s" % name).fetchone() == (0,)
@@ -92,8 +102,10 @@ def test_scalar_functions_work_in_indexes_and_checks():
     for i, (name, narg) in enumerate(scalars):
         args = ", ".join(["a", "b", "c", "a"][: (narg if narg >= 0 else 2)])
         con.execute("CREATE INDEX i%d ON t(%s(%s))" % (i, name, args))
-    con.execute("CREATE TABLE checked(x BLOB CHECK (x IS NULL OR npy_valid(x)),"
-                " dtype TEXT GENERATED ALWAYS AS (CASE WHEN npy_valid(x) THEN npy_dtype(x) END))")
+    con.execute(
+        "CREATE TABLE checked(x BLOB CHECK (x IS NULL OR npy_valid(x)),"
+        " dtype TEXT GENERATED ALWAYS AS (CASE WHEN npy_valid(x) THEN npy_dtype(x) END))"
+    )
     con.execute("INSERT INTO checked(x) VALUES (npy_from_json('[1, 2]'))")
     assert con.execute("SELECT dtype FROM checked").fetchone() == ("int64",)
     try:
@@ -122,6 +134,7 @@ def test_the_library_exports_its_entry_point_only():
     import re
     import shutil
     import subprocess
+
     nm = shutil.which("nm")
     assert nm, "nm (binutils) is not installed"
     declared = set()
@@ -139,6 +152,7 @@ def test_refuses_an_older_sqlite():
     """Built to need an SQLite from the future (build/minver, -DAR_SQLITE_MIN_NUMBER),
     the library refuses to load and says which version it needs and which it got."""
     import sqlite3
+
     path = os.path.join(os.path.dirname(EXT), "minver", "arrayrecord")
     assert os.path.exists(path + ".so"), "build it with: make " + path + ".so"
     con = sqlite3.connect(":memory:")

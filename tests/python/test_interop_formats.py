@@ -10,21 +10,33 @@ enforces the same description strictly. .npz: archives written by NumPy
 read, ours are opened by np.load and compared with what NumPy writes.
 Malformed inputs of both kinds give clear errors.
 """
+
 import io
 import json
+import sqlite3
 import struct
 import zipfile
 
 import numpy as np
-import sqlite3
-
 from arlib import connect, data, load_npy, npy_bytes, record_bytes
 
 # --- safetensors from the format description -------------------------------
 
-ST_DTYPES = {"BOOL": "?", "U8": "<u1", "I8": "<i1", "U16": "<u2", "I16": "<i2", "F16": "<f2",
-             "U32": "<u4", "I32": "<i4", "F32": "<f4", "U64": "<u8", "I64": "<i8", "F64": "<f8",
-             "C64": "<c8"}
+ST_DTYPES = {
+    "BOOL": "?",
+    "U8": "<u1",
+    "I8": "<i1",
+    "U16": "<u2",
+    "I16": "<i2",
+    "F16": "<f2",
+    "U32": "<u4",
+    "I32": "<i4",
+    "F32": "<f4",
+    "U64": "<u8",
+    "I64": "<i8",
+    "F64": "<f8",
+    "C64": "<c8",
+}
 ST_SIZES = {"BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}
 
 
@@ -54,11 +66,11 @@ def st_read(blob):
     """Strict reader: returns ({name: ndarray | (dtype, shape, raw)}, metadata, header text)."""
     (n,) = struct.unpack("<Q", blob[:8])
     assert n <= 100_000_000 and 8 + n <= len(blob)
-    text = blob[8:8 + n].decode("utf-8")
+    text = blob[8 : 8 + n].decode("utf-8")
     header = json.loads(text)
     metadata = header.pop("__metadata__", None)
     assert metadata is None or all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
-    body = blob[8 + n:]
+    body = blob[8 + n :]
     spans = sorted((v["data_offsets"][0], v["data_offsets"][1], k) for k, v in header.items())
     pos = 0
     for begin, end, name in spans:
@@ -91,16 +103,18 @@ def sample_arrays():
         ("u16", np.array([1, 65535], dtype=np.uint16)),
         ("i32", np.array([[-1]], dtype=np.int32)),
         ("u32", np.array([4000000000], dtype=np.uint32)),
-        ("u64", np.array([2 ** 64 - 1], dtype=np.uint64)),
+        ("u64", np.array([2**64 - 1], dtype=np.uint64)),
         ("f64", np.array(np.pi)),
         ("c64", np.array([1 + 2j, -3j], dtype=np.complex64)),
         ("empty", np.zeros((0, 5), dtype=np.float32)),
-        ("caf\u00e9 \"q\"", np.ones(2, dtype=np.float32)),
+        ('caf\u00e9 "q"', np.ones(2, dtype=np.float32)),
     ]
 
 
 def record_arrays(con, rec):
-    return [(k, load_npy(bytes(v))) for k, v in con.execute("SELECT key, ar_get(?, key) FROM array_record(?)", (rec, rec))]
+    return [
+        (k, load_npy(bytes(v))) for k, v in con.execute("SELECT key, ar_get(?, key) FROM array_record(?)", (rec, rec))
+    ]
 
 
 def test_safetensors_from_a_spec_writer_read_back():
@@ -138,7 +152,7 @@ def test_our_safetensors_parse_with_a_spec_reader():
         assert tensors[name].shape == want.shape
     # and back: the record of little-endian C-order arrays
     again = con.execute("SELECT ar_from_safetensors(?)", (blob,)).fetchone()[0]
-    for (k, have), (_, want) in zip(record_arrays(con, again), arrays):
+    for (_k, have), (_, want) in zip(record_arrays(con, again), arrays):
         np.testing.assert_array_equal(have, want)
         assert not have.dtype.byteorder == ">" and (have.flags.c_contiguous or have.ndim < 2)
 
@@ -146,7 +160,9 @@ def test_our_safetensors_parse_with_a_spec_reader():
 def test_raw_bf16_and_f8_tensors_round_trip():
     con = connect()
     bf16 = bytes(range(12))
-    blob = st_write([("a", np.ones(2, np.float32)), ("h", ("BF16", [2, 3], bf16)), ("e", ("F8_E4M3", [4], b"\x01\x02\x03\x04"))])
+    blob = st_write(
+        [("a", np.ones(2, np.float32)), ("h", ("BF16", [2, 3], bf16)), ("e", ("F8_E4M3", [4], b"\x01\x02\x03\x04"))]
+    )
     rec = con.execute("SELECT ar_from_safetensors(?)", (blob,)).fetchone()[0]
     rows = con.execute("SELECT key, dtype, shape, stype, data FROM array_record(?)", (rec,)).fetchall()
     assert rows[1] == ("h", "BF16", "[2,3]", "safetensors", bf16)
@@ -178,23 +194,48 @@ def test_malformed_safetensors():
         (good[:5], "ar_from_safetensors: file too short (5 bytes; the header length takes 8)"),
         (good[:-1], "ar_from_safetensors: the tensors cover 12 bytes but the data section has 11"),
         (good + b"\0", "ar_from_safetensors: the tensors cover 12 bytes but the data section has 13"),
-        (good[:40], "ar_from_safetensors: header length %d runs past the end of the file (40 bytes)"
-         % struct.unpack("<Q", good[:8])[0]),
-        (struct.pack("<Q", 10 ** 9) + b"{}", "ar_from_safetensors: header length 1000000000 exceeds the limit of 100000000 bytes"),
-        (hdr(b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [1], '
-             b'"data_offsets": [4, 8]}}', bytes(8)),
-         "ar_from_safetensors: tensor 'b' has data_offsets [4, 8], expected it to start at 8"),
-        (hdr(b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [1], '
-             b'"data_offsets": [12, 16]}}', bytes(16)),
-         "ar_from_safetensors: tensor 'b' has data_offsets [12, 16], expected it to start at 8"),
-        (hdr(b'{"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}', bytes(8)),
-         "ar_from_safetensors: tensor 'a' needs 12 bytes for its shape and dtype F32, data_offsets give 8"),
-        (hdr(b'{"a": {"dtype": "X9", "shape": [2], "data_offsets": [0, 2]}}', bytes(2)),
-         "ar_from_safetensors: safetensors header: unknown dtype 'X9' at byte 24"),
-        (hdr(b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]', bytes(8)),
-         "ar_from_safetensors: safetensors header: unexpected end of JSON at byte 67"),
-        (hdr(b'\xff{}'), "ar_from_safetensors: safetensors header is not valid UTF-8"),
-        (hdr(b'{"__metadata__": {"a": 1}}'), "ar_from_safetensors: safetensors header: __metadata__ must be an object of strings at byte 31"),
+        (
+            good[:40],
+            "ar_from_safetensors: header length %d runs past the end of the file (40 bytes)"
+            % struct.unpack("<Q", good[:8])[0],
+        ),
+        (
+            struct.pack("<Q", 10**9) + b"{}",
+            "ar_from_safetensors: header length 1000000000 exceeds the limit of 100000000 bytes",
+        ),
+        (
+            hdr(
+                b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [1], '
+                b'"data_offsets": [4, 8]}}',
+                bytes(8),
+            ),
+            "ar_from_safetensors: tensor 'b' has data_offsets [4, 8], expected it to start at 8",
+        ),
+        (
+            hdr(
+                b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [1], '
+                b'"data_offsets": [12, 16]}}',
+                bytes(16),
+            ),
+            "ar_from_safetensors: tensor 'b' has data_offsets [12, 16], expected it to start at 8",
+        ),
+        (
+            hdr(b'{"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}', bytes(8)),
+            "ar_from_safetensors: tensor 'a' needs 12 bytes for its shape and dtype F32, data_offsets give 8",
+        ),
+        (
+            hdr(b'{"a": {"dtype": "X9", "shape": [2], "data_offsets": [0, 2]}}', bytes(2)),
+            "ar_from_safetensors: safetensors header: unknown dtype 'X9' at byte 24",
+        ),
+        (
+            hdr(b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]', bytes(8)),
+            "ar_from_safetensors: safetensors header: unexpected end of JSON at byte 67",
+        ),
+        (hdr(b"\xff{}"), "ar_from_safetensors: safetensors header is not valid UTF-8"),
+        (
+            hdr(b'{"__metadata__": {"a": 1}}'),
+            "ar_from_safetensors: safetensors header: __metadata__ must be an object of strings at byte 31",
+        ),
     ]
     for blob, msg in cases:
         got = error_of(con, "SELECT ar_from_safetensors(?)", blob)
@@ -204,10 +245,14 @@ def test_malformed_safetensors():
 def test_safetensors_errors_for_records_it_cannot_hold():
     con = connect()
     rec = record_bytes([("z", np.array([1 + 1j]))])
-    assert error_of(con, "SELECT ar_to_safetensors(?)", rec) == \
-        "ar_to_safetensors: complex128 has no safetensors dtype (item 0, key 'z')"
-    assert error_of(con, "SELECT ar_to_safetensors(?, ?)", b"", '{"a": ["x"]}') == \
-        "ar_to_safetensors: argument 2: metadata must be an object of strings at byte 6"
+    assert (
+        error_of(con, "SELECT ar_to_safetensors(?)", rec)
+        == "ar_to_safetensors: complex128 has no safetensors dtype (item 0, key 'z')"
+    )
+    assert (
+        error_of(con, "SELECT ar_to_safetensors(?, ?)", b"", '{"a": ["x"]}')
+        == "ar_to_safetensors: argument 2: metadata must be an object of strings at byte 6"
+    )
 
 
 def test_safetensors_header_over_the_limit_is_named():
@@ -217,11 +262,14 @@ def test_safetensors_header_over_the_limit_is_named():
     key = "\x01" * 16666667
     header = "{" + json.dumps(key) + ':{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
     hlen = (len(header) + 7) // 8 * 8
-    assert error_of(con, "SELECT ar_to_safetensors(ar(?, npy_from_json('[1]', 'uint8')))", key) == \
-        "ar_to_safetensors: header length %d exceeds the limit of 100000000 bytes" % hlen
+    assert (
+        error_of(con, "SELECT ar_to_safetensors(ar(?, npy_from_json('[1]', 'uint8')))", key)
+        == "ar_to_safetensors: header length %d exceeds the limit of 100000000 bytes" % hlen
+    )
 
 
 # --- .npz ---------------------------------------------------------------------
+
 
 def npz_bytes(compressed, **arrays):
     buf = io.BytesIO()
@@ -314,8 +362,9 @@ def test_npz_members_lose_bytes_after_their_payload():
     con = connect()
     a = np.arange(3, dtype=np.float32)
     blob = zip_with([("w.npy", npy_bytes(a) + b"trailing junk")])
-    got = con.execute("SELECT ar_from_npz(?) = ar('w', ?), ar_get(ar_from_npz(?), 'w') = ?",
-                      (blob, npy_bytes(a), blob, npy_bytes(a))).fetchone()
+    got = con.execute(
+        "SELECT ar_from_npz(?) = ar('w', ?), ar_get(ar_from_npz(?), 'w') = ?", (blob, npy_bytes(a), blob, npy_bytes(a))
+    ).fetchone()
     assert got == (1, 1), got
 
 
@@ -334,16 +383,22 @@ def test_malformed_npz():
         (bytes(encrypted), "ar_from_npz: member 'a.npy' is encrypted"),
         (zip_with([("notes.txt", b"hello")]), "ar_from_npz: member 'notes.txt' is not a .npy file"),
         (zip_with([("a.npy", b"not numpy")]), "ar_from_npz: member 'a.npy': not a .npy file (bad magic)"),
-        (zip_with([("a.npy", b"x")], zipfile.ZIP_BZIP2),
-         "ar_from_npz: member 'a.npy' uses compression method 12 (only stored and deflate are read)"),
-        (npz_bytes(False, o=np.array([{"pickled": 1}], dtype=object)),
-         "ar_from_npz: member 'o.npy': unsupported dtype '|O' (object arrays hold pickled Python objects, which are never loaded)"),
+        (
+            zip_with([("a.npy", b"x")], zipfile.ZIP_BZIP2),
+            "ar_from_npz: member 'a.npy' uses compression method 12 (only stored and deflate are read)",
+        ),
+        (
+            npz_bytes(False, o=np.array([{"pickled": 1}], dtype=object)),
+            "ar_from_npz: member 'o.npy': unsupported dtype '|O' (object arrays hold pickled Python objects, which are never loaded)",
+        ),
         (b"", "ar_from_npz: not a zip archive (0 bytes)"),
     ]
     for bad, msg in cases:
         assert error_of(con, "SELECT ar_from_npz(?)", bad) == msg
-    assert error_of(con, "SELECT ar_to_npz(?, 'yes')", record_bytes([])) == \
-        "ar_to_npz: argument 2 must be 0 (stored) or 1 (deflate)"
+    assert (
+        error_of(con, "SELECT ar_to_npz(?, 'yes')", record_bytes([]))
+        == "ar_to_npz: argument 2 must be 0 (stored) or 1 (deflate)"
+    )
 
 
 def test_zip_bombs_are_capped_by_the_length_limit():
@@ -356,11 +411,12 @@ def test_zip_bombs_are_capped_by_the_length_limit():
     # a directory that understates the size: inflating stops at the stated size
     central = blob.index(b"PK\x01\x02")
     lying = bytearray(blob)
-    lying[central + 24:central + 28] = struct.pack("<I", 1000)
-    assert error_of(con, "SELECT ar_from_npz(?)", bytes(lying)) == \
-        "ar_from_npz: member 'bomb.npy' inflates to more than its stated 1000 bytes"
+    lying[central + 24 : central + 28] = struct.pack("<I", 1000)
+    assert (
+        error_of(con, "SELECT ar_from_npz(?)", bytes(lying))
+        == "ar_from_npz: member 'bomb.npy' inflates to more than its stated 1000 bytes"
+    )
     # with room enough it is an ordinary array
     con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 64 << 20)
     rec = con.execute("SELECT ar_from_npz(?)", (blob,)).fetchone()[0]
     assert con.execute("SELECT ar_shape(?, 'bomb')", (rec,)).fetchone()[0] == "[6291456]"
-

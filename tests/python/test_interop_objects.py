@@ -8,19 +8,20 @@ json.dumps and hashlib), which generated records of any size are compared
 with — including ones over 5 MiB that split into several, partly identical,
 chunks.
 """
+
 import hashlib
 import json
 import random
 import sqlite3
 
 import numpy as np
-
 from arlib import connect, data, manifest, npy_bytes, record_bytes
 
 CHUNK = 5242880  # Flower's FLWR_PRIVATE_MAX_ARRAY_CHUNK_SIZE default
 
 
 # --- the format, from flower-objects.md -----------------------------------
+
 
 def model_content(type_name, children, body):
     head = "%s %s %d" % (type_name, ",".join(children), len(body))
@@ -37,13 +38,19 @@ def model_deflate(items):
     for key, dtype, shape, stype, payload in items:
         chunk_ids = []
         for start in range(0, len(payload), CHUNK):
-            content = model_content("ArrayChunk", [], payload[start:start + CHUNK])
+            content = model_content("ArrayChunk", [], payload[start : start + CHUNK])
             cid = hashlib.sha256(content).hexdigest()
             chunk_ids.append(cid)
             objects.setdefault(cid, ("ArrayChunk", [], content))
         unique = list(dict.fromkeys(chunk_ids))
-        body = json.dumps({"dtype": dtype, "shape": list(shape), "stype": stype,
-                           "arraychunk_ids": [unique.index(c) for c in chunk_ids]}).encode()
+        body = json.dumps(
+            {
+                "dtype": dtype,
+                "shape": list(shape),
+                "stype": stype,
+                "arraychunk_ids": [unique.index(c) for c in chunk_ids],
+            }
+        ).encode()
         content = model_content("Array", unique, body)
         aid = hashlib.sha256(content).hexdigest()
         objects.setdefault(aid, ("Array", unique, content))
@@ -90,6 +97,7 @@ def inflate(con, rows):
 
 # --- against Flower's own objects ------------------------------------------
 
+
 def test_vector_objects_are_flowers_byte_for_byte():
     con = connect()
     entries = manifest()["objects"]
@@ -117,8 +125,10 @@ def test_model_reproduces_the_vectors():
     con = connect()
     for entry in manifest()["objects"]:
         rec = data(entry["record"])
-        items = [(k, d, json.loads(s), st, bytes(b)) for k, d, s, st, b in con.execute(
-            "SELECT key, dtype, shape, stype, data FROM array_record(?)", (rec,))]
+        items = [
+            (k, d, json.loads(s), st, bytes(b))
+            for k, d, s, st, b in con.execute("SELECT key, dtype, shape, stype, data FROM array_record(?)", (rec,))
+        ]
         model = model_deflate(items)
         assert list(model) == [o["id"] for o in entry["objects"]]
         for obj in entry["objects"]:
@@ -137,6 +147,7 @@ def test_inflate_round_trips_vectors_in_any_order():
 
 # --- generated records against the model -----------------------------------
 
+
 def test_chunked_record_over_5_mib():
     # 16.5 MiB of float32 zeros: chunk 0 holds the .npy header, chunks 1 and
     # 2 are identical (one object, arraychunk_ids [0, 1, 1, 2]); the same
@@ -145,8 +156,13 @@ def test_chunked_record_over_5_mib():
     zeros = np.zeros(4325376, dtype=np.float32)
     rng = np.random.default_rng(1)
     small = rng.standard_normal(7)
-    spec = [("huge", zeros), ("small", small), ("huge again", zeros), ("\U0001F600 \u00e9\"\\\n", small[:3]),
-            ("raw", ("float64", [7], "", small.tobytes()))]
+    spec = [
+        ("huge", zeros),
+        ("small", small),
+        ("huge again", zeros),
+        ('\U0001f600 \u00e9"\\\n', small[:3]),
+        ("raw", ("float64", [7], "", small.tobytes())),
+    ]
     rec, got = assert_matches_model(con, spec)
     types = [t for _, t, _, _ in got]
     assert types.count("ArrayChunk") == 3 + 1 + 1 + 1 and types.count("Array") == 4
@@ -164,8 +180,20 @@ def test_chunked_record_over_5_mib():
 def test_random_records_match_the_model():
     con = connect()
     rng = np.random.default_rng(7)
-    keys = ["w", "", "fc1.weight", "caf\u00e9", "\u5c42", "tab\there", "q\"uote", "back\\slash", "\x01ctl",
-            "\x7fdel", "\U0001F680 rocket", "a" * 300]
+    keys = [
+        "w",
+        "",
+        "fc1.weight",
+        "caf\u00e9",
+        "\u5c42",
+        "tab\there",
+        'q"uote',
+        "back\\slash",
+        "\x01ctl",
+        "\x7fdel",
+        "\U0001f680 rocket",
+        "a" * 300,
+    ]
     dtypes = ["float32", "float64", "float16", "int8", "int64", "uint16", "bool", "complex64", ">i4", "<u8"]
     for trial in range(12):
         spec = []
@@ -195,20 +223,25 @@ def test_npy_object_id_is_the_arrays_id():
 
 # --- inflate errors with trees whose hashes are right ------------------------
 
+
 def obj(type_name, children, body):
     content = model_content(type_name, children, body)
     return hashlib.sha256(content).hexdigest(), content
 
 
 def array_obj(chunks, ids, dtype="uint8", shape=None, stype=""):
-    body = json.dumps({"dtype": dtype, "shape": shape if shape is not None else [3], "stype": stype,
-                       "arraychunk_ids": ids}).encode()
+    body = json.dumps(
+        {"dtype": dtype, "shape": shape if shape is not None else [3], "stype": stype, "arraychunk_ids": ids}
+    ).encode()
     return obj("Array", chunks, body)
 
 
 def record_obj(refs, children=None):
-    return obj("ArrayRecord", children if children is not None else list(dict.fromkeys(refs.values())),
-               json.dumps(refs).encode())
+    return obj(
+        "ArrayRecord",
+        children if children is not None else list(dict.fromkeys(refs.values())),
+        json.dumps(refs).encode(),
+    )
 
 
 def inflate_error(con, rows):
@@ -261,7 +294,7 @@ def test_inflate_names_the_problem():
     msg = inflate_error(con, [dupkey, a1, c1])
     assert msg == "ar_inflate: ArrayRecord %s body: duplicate key at byte 74" % dupkey[0]
 
-    neg = array_obj([c1[0]], [0], shape=[2 ** 31])
+    neg = array_obj([c1[0]], [0], shape=[2**31])
     msg = inflate_error(con, [record_obj({"w": neg[0]}), neg, c1])
     assert msg.endswith("dimension does not fit Flower's int32 shape at byte 29")
 

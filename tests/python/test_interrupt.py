@@ -11,6 +11,7 @@ time bound): the query passes each row's weight through seen(), and after
 the stop request at most the row being folded then may still be read. The
 latencies are printed.
 """
+
 import os
 import shutil
 import sqlite3
@@ -49,8 +50,10 @@ def _database():
         (full,) = con.execute("SELECT npy_to_json(ar_get(ar_mean(rec, n), 'b')) FROM t").fetchone()
         total = time.monotonic() - t0
         _db.update(con=con, dir=d, row=total / ROWS, total=total, full=full)
-        print(f"ar_mean over {ROWS} x {ROW_BYTES // 1000000} MB float32 rows: {total:.3f} s, "
-              f"{1000 * total / ROWS:.1f} ms per row")
+        print(
+            f"ar_mean over {ROWS} x {ROW_BYTES // 1000000} MB float32 rows: {total:.3f} s, "
+            f"{1000 * total / ROWS:.1f} ms per row"
+        )
     return _db["con"]
 
 
@@ -99,8 +102,10 @@ def _stop(con, arm, disarm, how):
         disarm()
     latency = t_raise - fired["t"]
     late = rows[0] - fired["row"]
-    print(f"{how}: stopped {after:.2f} s in, at row {fired['row']} of {ROWS}, {1000 * latency:.1f} ms after "
-          f"the request ({1000 * _db['row']:.1f} ms per row); rows read after it: {late}")
+    print(
+        f"{how}: stopped {after:.2f} s in, at row {fired['row']} of {ROWS}, {1000 * latency:.1f} ms after "
+        f"the request ({1000 * _db['row']:.1f} ms per row); rows read after it: {late}"
+    )
     assert fired["row"] < ROWS, f"{how}: the request came after the last row"
     assert late <= 1, f"{how}: {late} rows were read after the stop request (at most the one being folded)"
     _check_usable(con_)

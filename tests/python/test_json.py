@@ -2,12 +2,21 @@
 """npy_to_json against arr.tolist() and NumPy's repr of each float, and
 npy_from_json round trips, range errors and dtype inference against
 np.array, for every dtype."""
+
 import json
 
 import numpy as np
-
-from arlib import (all_dtypes, assert_json_is_array, connect, error_of, json_values, load_npy, npy_bytes, one,
-                   random_array)
+from arlib import (
+    all_dtypes,
+    assert_json_is_array,
+    connect,
+    error_of,
+    json_values,
+    load_npy,
+    npy_bytes,
+    one,
+    random_array,
+)
 
 
 def test_npy_to_json_matches_tolist_for_every_dtype():
@@ -37,8 +46,9 @@ def test_npy_to_json_special_values():
     # extremes of every float type, subnormals included
     for t in (np.float16, np.float32, np.float64):
         info = np.finfo(t)
-        arr = np.array([info.max, -info.max, info.tiny, info.smallest_subnormal, info.eps, -info.smallest_subnormal],
-                       dtype=t)
+        arr = np.array(
+            [info.max, -info.max, info.tiny, info.smallest_subnormal, info.eps, -info.smallest_subnormal], dtype=t
+        )
         assert_json_is_array(one(con, "select npy_to_json(?)", npy_bytes(arr)), arr, t)
 
 
@@ -54,7 +64,7 @@ def test_float_digits_match_numpy_repr_exhaustive_half_and_random():
         arr = bits.view(t)
         assert_json_is_array(one(con, "select npy_to_json(?)", npy_bytes(arr)), arr, t)
         # and values near the positional/exponent switch and powers of ten
-        near = np.array([10.0 ** k for k in range(-8, 20)] + [1e-4, 1e16], dtype=t)
+        near = np.array([10.0**k for k in range(-8, 20)] + [1e-4, 1e16], dtype=t)
         near = np.concatenate([near, np.nextafter(near, 0), np.nextafter(near, np.inf)]).astype(t)
         assert_json_is_array(one(con, "select npy_to_json(?)", npy_bytes(near)), near, t)
 
@@ -86,19 +96,40 @@ def test_npy_from_json_integer_range_errors():
             assert msg == f"npy_from_json: value at byte 4 is out of range for {dtype.name}", msg
         # floats with an integer value are fine, others are not
         assert one(con, "select npy_from_json('[2.0, 1e2]', ?)", t) == npy_bytes(np.array([2, 100], dtype=dtype))
-        assert error_of(con, "select npy_from_json('[0.5]', ?)", t) == \
-            f"npy_from_json: value at byte 1 is not an integer, dtype is {dtype.name}"
-        assert error_of(con, "select npy_from_json('[\"NaN\"]', ?)", t) == \
-            f"npy_from_json: value at byte 1 is not an integer, dtype is {dtype.name}"
+        assert (
+            error_of(con, "select npy_from_json('[0.5]', ?)", t)
+            == f"npy_from_json: value at byte 1 is not an integer, dtype is {dtype.name}"
+        )
+        assert (
+            error_of(con, "select npy_from_json('[\"NaN\"]', ?)", t)
+            == f"npy_from_json: value at byte 1 is not an integer, dtype is {dtype.name}"
+        )
 
 
 def test_npy_from_json_float_conversion_matches_astype():
     """Decimal text -> float16/32 rounds once, as np.array(x, dtype) does."""
     con = connect()
     rng = np.random.default_rng(13)
-    vals = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-9, 6, 3000),
-                           np.array([65519.999, 65520.0, 65504.0, 2.0**-24, 2.0**-25, 3 * 2.0**-26, 1e-8,
-                                     1 + 2.0**-11 + 2.0**-40, 1 + 2.0**-11, 3.4028235677973366e38, 1e39])])
+    vals = np.concatenate(
+        [
+            rng.standard_normal(3000) * 10.0 ** rng.integers(-9, 6, 3000),
+            np.array(
+                [
+                    65519.999,
+                    65520.0,
+                    65504.0,
+                    2.0**-24,
+                    2.0**-25,
+                    3 * 2.0**-26,
+                    1e-8,
+                    1 + 2.0**-11 + 2.0**-40,
+                    1 + 2.0**-11,
+                    3.4028235677973366e38,
+                    1e39,
+                ]
+            ),
+        ]
+    )
     text = json.dumps([float(v) for v in vals])
     for t in ("<f2", ">f2", "<f4", ">f4", "<f8"):
         with np.errstate(over="ignore"):
@@ -108,9 +139,23 @@ def test_npy_from_json_float_conversion_matches_astype():
 
 def test_npy_from_json_inference_like_np_array():
     con = connect()
-    for text in ["[1, 2]", "[1.0, 2]", "[true, false]", "[true, 1]", "[false, 0.5]", "[]", "[[]]", "3", "-0",
-                 "[9223372036854775808]", "[1, 9223372036854775808]", "[true, 18446744073709551615]",
-                 "[[1, 2], [3, 4]]", "[[[0.5]]]", "[1e400]"]:
+    for text in [
+        "[1, 2]",
+        "[1.0, 2]",
+        "[true, false]",
+        "[true, 1]",
+        "[false, 0.5]",
+        "[]",
+        "[[]]",
+        "3",
+        "-0",
+        "[9223372036854775808]",
+        "[1, 9223372036854775808]",
+        "[true, 18446744073709551615]",
+        "[[1, 2], [3, 4]]",
+        "[[[0.5]]]",
+        "[1e400]",
+    ]:
         want = np.array(json.loads(text))
         blob = one(con, "select npy_from_json(?)", text)
         assert one(con, "select npy_dtype(?)", blob) == str(want.dtype), text
@@ -124,8 +169,10 @@ def test_npy_from_json_complex_pairs():
     for t in ("complex128", ">c16", "complex64", "<c8"):
         got = one(con, "select npy_from_json(?, ?)", text, t)
         assert got == npy_bytes(arr.astype(t)), t
-    assert error_of(con, "select npy_from_json('[[1, 2, 3]]', 'complex64')") == \
-        "npy_from_json: complex values must be [re, im] pairs (innermost lists of length 2)"
+    assert (
+        error_of(con, "select npy_from_json('[[1, 2, 3]]', 'complex64')")
+        == "npy_from_json: complex values must be [re, im] pairs (innermost lists of length 2)"
+    )
 
 
 def test_npy_item_and_npy_each_values():

@@ -4,12 +4,12 @@ vectors and with NumPy: ar_mean (FedAvg) to Flower's float tolerance and to
 a float64 reference within 1e-12; ar_sum, ar_min, ar_max, ar_median,
 ar_trimmed_mean (FedTrimmedAvg) and ar_stack against NumPy; NULL handling,
 errors, and the memory bound of the accumulating aggregates."""
+
 import ctypes
 import ctypes.util
 import functools
 
 import numpy as np
-
 from arlib import connect, data, load_npy, manifest, npy_bytes, record_bytes
 from mathlib import error_of, f64, one, quiet, sample
 
@@ -64,8 +64,9 @@ def test_fedavg_matches_flower_vectors():
 def test_fedavg_float64_reference_1e12():
     con = connect()
     rng = np.random.default_rng(11)
-    models = [[("conv.w", rng.standard_normal((8, 3, 3, 3)) + 1), ("fc.b", rng.standard_normal(10) * 100)]
-              for _ in range(10)]
+    models = [
+        [("conv.w", rng.standard_normal((8, 3, 3, 3)) + 1), ("fc.b", rng.standard_normal(10) * 100)] for _ in range(10)
+    ]
     weights = [int(w) for w in rng.integers(1, 1000, 10)]
     table(con, [record_bytes(m) for m in models], weights)
     got = parse(con, one(con, "SELECT ar_mean(rec, n) FROM u ORDER BY id"))
@@ -121,7 +122,9 @@ def test_sum_min_max_against_numpy():
             r.append(("nan", sample("f4", (3, 3), 50 + i, special=(i == 3))))
             rows.append(r)
         table(con, [record_bytes(r) for r in rows])
-        s, mn, mx = (parse(con, one(con, f"SELECT {f}(rec) FROM u ORDER BY id")) for f in ("ar_sum", "ar_min", "ar_max"))
+        s, mn, mx = (
+            parse(con, one(con, f"SELECT {f}(rec) FROM u ORDER BY id")) for f in ("ar_sum", "ar_min", "ar_max")
+        )
         for k, g in s:
             xs = stack_of(rows, k)
             if xs.dtype.kind in "biu":
@@ -148,7 +151,7 @@ def trim_mean_reference(stack, beta):
     n = stack.shape[0]
     cut = int(beta * n)
     srt = np.sort(f64(stack), axis=0)
-    return np.mean(srt[cut:n - cut], axis=0)
+    return np.mean(srt[cut : n - cut], axis=0)
 
 
 def test_median_and_trimmed_mean_against_numpy():
@@ -157,11 +160,13 @@ def test_median_and_trimmed_mean_against_numpy():
         for n in (1, 2, 5, 8):
             rows = []
             for i in range(n):
-                r = [("f8", sample("f8", (4, 3), 60 + i, "F" if i == 1 else "C")),
-                     ("f4", sample("f4", (7,), 70 + i, byteorder=">" if i == 2 else "<")),
-                     ("i4", sample("i4", (2, 2), 80 + i)),
-                     ("f2", sample("f2", (3,), 90 + i)),
-                     ("nan", np.array([1.0, np.nan if i == 0 else 2.0, float(i)]))]
+                r = [
+                    ("f8", sample("f8", (4, 3), 60 + i, "F" if i == 1 else "C")),
+                    ("f4", sample("f4", (7,), 70 + i, byteorder=">" if i == 2 else "<")),
+                    ("i4", sample("i4", (2, 2), 80 + i)),
+                    ("f2", sample("f2", (3,), 90 + i)),
+                    ("nan", np.array([1.0, np.nan if i == 0 else 2.0, float(i)])),
+                ]
                 rows.append(r)
             table(con, [record_bytes(r) for r in rows])
             med = parse(con, one(con, "SELECT ar_median(rec) FROM u ORDER BY id"))
@@ -184,8 +189,14 @@ def test_median_and_trimmed_mean_against_numpy():
 
 def test_stack():
     con = connect()
-    rows = [[("w", sample("f4", (2, 3), i, "F" if i == 1 else "C", ">" if i == 2 else "<")),
-             ("b", sample("i8", (3,), 10 + i)), ("s", sample("f8", (), 20 + i))] for i in range(4)]
+    rows = [
+        [
+            ("w", sample("f4", (2, 3), i, "F" if i == 1 else "C", ">" if i == 2 else "<")),
+            ("b", sample("i8", (3,), 10 + i)),
+            ("s", sample("f8", (), 20 + i)),
+        ]
+        for i in range(4)
+    ]
     table(con, [record_bytes(r) for r in rows])
     got = one(con, "SELECT ar_stack(rec) FROM u ORDER BY id")
     want = record_bytes([(k, stack_of(rows, k)) for k, _ in rows[0]])
@@ -199,8 +210,16 @@ def test_nulls_and_empties():
     r = record_bytes([("w", np.arange(3.0))])
     table(con, [None, r, None, record_bytes([("w", np.arange(3.0) + 3)]), None], [1, 1, None, 3, 1])
     assert parse(con, one(con, "SELECT ar_mean(rec, n) FROM u ORDER BY id"))[0][1].tolist() == [2.25, 3.25, 4.25]
-    for f in ("ar_sum(rec)", "ar_mean(rec)", "ar_mean(rec, n)", "ar_min(rec)", "ar_max(rec)", "ar_median(rec)",
-              "ar_trimmed_mean(rec, 0.1)", "ar_stack(rec)"):
+    for f in (
+        "ar_sum(rec)",
+        "ar_mean(rec)",
+        "ar_mean(rec, n)",
+        "ar_min(rec)",
+        "ar_max(rec)",
+        "ar_median(rec)",
+        "ar_trimmed_mean(rec, 0.1)",
+        "ar_stack(rec)",
+    ):
         assert one(con, f"SELECT {f} FROM u WHERE 0") is None, f
         assert one(con, f"SELECT {f} FROM u WHERE rec IS NULL") is None, f
     table(con, [b"", b""])
@@ -214,8 +233,16 @@ def test_errors_name_the_key_and_row():
     cases = [
         ([a, a[:1]], "ar_mean(rec)", "ar_mean: key 'b' is missing from row 1"),
         ([a, a + [("x", np.zeros(1))]], "ar_sum(rec)", "ar_sum: key 'x' is in row 1 but not in row 0"),
-        ([a, [a[0], ("b", np.zeros(3))]], "ar_mean(rec)", "ar_mean: key 'b' has dtype float64 in row 1 but float32 in row 0"),
-        ([a, [a[0], ("b", np.zeros(4, np.float32))]], "ar_max(rec)", "ar_max: key 'b' has shape [4] in row 1 but [3] in row 0"),
+        (
+            [a, [a[0], ("b", np.zeros(3))]],
+            "ar_mean(rec)",
+            "ar_mean: key 'b' has dtype float64 in row 1 but float32 in row 0",
+        ),
+        (
+            [a, [a[0], ("b", np.zeros(4, np.float32))]],
+            "ar_max(rec)",
+            "ar_max: key 'b' has shape [4] in row 1 but [3] in row 0",
+        ),
         ([a, a], "ar_mean(rec, 0)", "ar_mean: total weight is 0; the weights must sum to a positive number"),
         ([a, a], "ar_mean(rec, -id)", "ar_mean: total weight is -3; the weights must sum to a positive number"),
         ([a, a], "ar_mean(rec, NULL)", "ar_mean: weight is NULL in row 0"),
@@ -223,19 +250,35 @@ def test_errors_name_the_key_and_row():
         ([a, a], "ar_mean(rec, 9e999)", "ar_mean: weight must be finite (row 0)"),
         ([a, a], "ar_trimmed_mean(rec, 0.5)", "ar_trimmed_mean: beta must be in [0, 0.5), got 0.5 (row 0)"),
         ([a, a], "ar_trimmed_mean(rec, -0.1)", "ar_trimmed_mean: beta must be in [0, 0.5), got -0.1 (row 0)"),
-        ([a, a], "ar_trimmed_mean(rec, id / 10.0)", "ar_trimmed_mean: beta must be the same in every row (0.2 in row 1, 0.1 before)"),
-        ([[("z", np.zeros(2, np.complex64))]], "ar_median(rec)", "ar_median: key 'z': complex arrays have no order (dtype complex64)"),
-        ([[("z", np.zeros(2, np.complex128))]], "ar_min(rec)", "ar_min: key 'z': complex arrays have no order (dtype complex128)"),
+        (
+            [a, a],
+            "ar_trimmed_mean(rec, id / 10.0)",
+            "ar_trimmed_mean: beta must be the same in every row (0.2 in row 1, 0.1 before)",
+        ),
+        (
+            [[("z", np.zeros(2, np.complex64))]],
+            "ar_median(rec)",
+            "ar_median: key 'z': complex arrays have no order (dtype complex64)",
+        ),
+        (
+            [[("z", np.zeros(2, np.complex128))]],
+            "ar_min(rec)",
+            "ar_min: key 'z': complex arrays have no order (dtype complex128)",
+        ),
     ]
     for recs, call, msg in cases:
         table(con, [record_bytes(r) for r in recs])
         assert error_of(con, f"SELECT {call} FROM u ORDER BY id") == msg, (call, msg)
     table(con, [record_bytes(a), b"\x0a"])
-    assert error_of(con, "SELECT ar_mean(rec) FROM u ORDER BY id") == "ar_mean: row 1: record blob truncated at byte 1 (item 0)"
+    assert (
+        error_of(con, "SELECT ar_mean(rec) FROM u ORDER BY id")
+        == "ar_mean: row 1: record blob truncated at byte 1 (item 0)"
+    )
     bad = record_bytes([("w", ("float32", [2, 3], "numpy.ndarray", b"junk")), a[1]])
     table(con, [record_bytes(a), bad])
     assert error_of(con, "SELECT ar_sum(rec) FROM u ORDER BY id") == (
-        "ar_sum: row 1: not a .npy file (bad magic) (item 0, key 'w')")
+        "ar_sum: row 1: not a .npy file (bad magic) (item 0, key 'w')"
+    )
     assert error_of(con, "SELECT ar_mean(1)") == "ar_mean: row 0: argument 1 must be a record BLOB, got an integer"
 
 
@@ -257,6 +300,7 @@ def test_accumulating_aggregates_hold_one_model():
     highwater = sqlite_memory_highwater()
     if highwater is None:
         from runner import Skip
+
         raise Skip("libsqlite3 not found for sqlite3_memory_highwater")
     con = connect()
     model = 2 << 20

@@ -2,6 +2,7 @@
 """Every SQL function the array-math binding files register is registered in
 the extension and has an entry in docs/reference.md (a #### heading naming
 it)."""
+
 import os
 import re
 
@@ -25,7 +26,7 @@ def test_math_functions_registered_and_documented():
     listed = {r[0] for r in con.execute("SELECT name FROM pragma_function_list")}
     assert names <= listed, names - listed
     with open(os.path.join(ROOT, "docs", "reference.md"), encoding="utf-8") as fh:
-        headings = [l for l in fh.read().splitlines() if l.startswith("#### ")]
+        headings = [line for line in fh.read().splitlines() if line.startswith("#### ")]
     undocumented = {n for n in names if not any(f"`{n}(" in h for h in headings)}
     assert not undocumented, undocumented
     assert any("`ar_stats(rec)`" in h for h in headings)

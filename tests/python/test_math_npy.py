@@ -3,13 +3,25 @@
 for every dtype family, both byte orders, C and Fortran order, NaN/Inf and
 empty arrays. Elementwise results must be the very bytes np.save writes for
 NumPy's own result."""
+
 import json
 
 import numpy as np
-
-from arlib import connect, npy_bytes, load_npy
-from mathlib import (DTYPES, as_complex, FLOATS, SHAPES, close, error_of, f64, npy_result, one, quiet, sample, sql_number,
-                     variants)
+from arlib import connect, load_npy, npy_bytes
+from mathlib import (
+    DTYPES,
+    FLOATS,
+    SHAPES,
+    as_complex,
+    close,
+    error_of,
+    f64,
+    one,
+    quiet,
+    sample,
+    sql_number,
+    variants,
+)
 
 OPS = {"npy_add": np.add, "npy_sub": np.subtract, "npy_mul": np.multiply}
 
@@ -43,7 +55,11 @@ def test_reductions_every_dtype_order_and_shape():
                         m = ref.mean()
                         check_number(mean, complex(m) if cplx else float(m), ("mean", dt, shape))
                     std = one(con, "SELECT npy_std(?)", b)
-                    assert (std is None) if a.size == 0 else close(std, float(np.std(ref)), 1e-12, 1e-12), (dt, shape, std)
+                    assert (std is None) if a.size == 0 else close(std, float(np.std(ref)), 1e-12, 1e-12), (
+                        dt,
+                        shape,
+                        std,
+                    )
                     for ord_sql, ord_np in (("2", 2), ("1", 1), ("'inf'", np.inf)):
                         got = one(con, f"SELECT npy_norm(?, {ord_sql})", b)
                         if a.size == 0:
@@ -52,7 +68,10 @@ def test_reductions_every_dtype_order_and_shape():
                             assert close(got, float(np.linalg.norm(ref.ravel(), ord_np)), 1e-12), (dt, shape, ord_sql)
                     assert one(con, "SELECT npy_count_nonfinite(?)", b) == 0
                     if cplx:
-                        assert error_of(con, "SELECT npy_min(?)", b) == f"npy_min: complex arrays have no order (dtype {a.dtype})"
+                        assert (
+                            error_of(con, "SELECT npy_min(?)", b)
+                            == f"npy_min: complex arrays have no order (dtype {a.dtype})"
+                        )
                         continue
                     mn, mx = con.execute("SELECT npy_min(?), npy_max(?)", (b, b)).fetchone()
                     if a.size == 0:
@@ -78,12 +97,22 @@ def test_reductions_with_nan_and_inf():
                     assert one(con, "SELECT npy_count_nonfinite(?)", b) == 3
                     if a.dtype.kind == "c":
                         continue  # complex sums come back as "[re,im]" text
-                    assert con.execute("SELECT npy_sum(?), npy_min(?), npy_max(?), npy_mean(?), npy_std(?),"
-                                       " npy_norm(?, 'inf'), npy_norm(?)", (b,) * 7).fetchone() == (None,) * 7
+                    assert (
+                        con.execute(
+                            "SELECT npy_sum(?), npy_min(?), npy_max(?), npy_mean(?), npy_std(?),"
+                            " npy_norm(?, 'inf'), npy_norm(?)",
+                            (b,) * 7,
+                        ).fetchone()
+                        == (None,) * 7
+                    )
         # infinities without NaN survive as +-Inf
         b = npy_bytes(np.array([1.0, np.inf, -2.0], dtype=np.float32))
         assert con.execute("SELECT npy_sum(?), npy_max(?), npy_min(?), npy_norm(?, 1)", (b, b, b, b)).fetchone() == (
-            np.inf, np.inf, -2.0, np.inf)
+            np.inf,
+            np.inf,
+            -2.0,
+            np.inf,
+        )
         b = npy_bytes(np.array([np.inf, -np.inf]))
         assert one(con, "SELECT npy_sum(?)", b) is None  # inf - inf = nan
 
@@ -98,10 +127,18 @@ def test_float64_reductions_match_numpy_to_1e12():
     yf = np.asfortranarray(y[:300_000].reshape(600, 500))
     for a, b2 in ((x, y), (x.astype(">f8"), y), (xf, yf)):
         ba, bb = npy_bytes(a), npy_bytes(b2)
-        got = con.execute("SELECT npy_sum(?), npy_mean(?), npy_std(?), npy_norm(?), npy_dot(?, ?), npy_cosine(?, ?)",
-                          (ba, ba, ba, ba, ba, bb, ba, bb)).fetchone()
-        want = (np.sum(a), np.mean(a), np.std(a), np.linalg.norm(a.ravel()), np.dot(a.ravel(), b2.ravel()),
-                np.dot(a.ravel(), b2.ravel()) / (np.linalg.norm(a.ravel()) * np.linalg.norm(b2.ravel())))
+        got = con.execute(
+            "SELECT npy_sum(?), npy_mean(?), npy_std(?), npy_norm(?), npy_dot(?, ?), npy_cosine(?, ?)",
+            (ba, ba, ba, ba, ba, bb, ba, bb),
+        ).fetchone()
+        want = (
+            np.sum(a),
+            np.mean(a),
+            np.std(a),
+            np.linalg.norm(a.ravel()),
+            np.dot(a.ravel(), b2.ravel()),
+            np.dot(a.ravel(), b2.ravel()) / (np.linalg.norm(a.ravel()) * np.linalg.norm(b2.ravel())),
+        )
         for g, w in zip(got, want):
             assert abs(g - w) <= 1e-12 * abs(w), (g, w)
 
@@ -143,7 +180,9 @@ def check_complex_product(got, want, a, b, what):
     for part, ours, plain, numpys in zip(("real", "imag"), (got.real, got.imag), unfused, (want.real, want.imag)):
         ours_b, plain_b, numpys_b = (np.ascontiguousarray(v).view(bits) for v in (ours, plain, numpys))
         fused = numpys_b != plain_b
-        ok = (ours_b == plain_b) | (ours_b == numpys_b) | (fused & (np.abs(ours - numpys) <= np.abs(np.spacing(numpys))))
+        ok = (
+            (ours_b == plain_b) | (ours_b == numpys_b) | (fused & (np.abs(ours - numpys) <= np.abs(np.spacing(numpys))))
+        )
         assert ok.all(), (part, ours[~ok], numpys[~ok], plain[~ok], what)
 
 
@@ -158,15 +197,21 @@ def test_binary_every_dtype_pair_is_numpy_bytes():
         for x in DTYPES:
             for y in DTYPES:
                 a_c, b_c = sample(x, (3, 4), 1), sample(y, (3, 4), 2)
-                pairs = [(a_c, b_c), (np.asfortranarray(a_c), np.asfortranarray(b_c)),
-                         (np.asfortranarray(a_c), b_c), (a_c.astype(a_c.dtype.newbyteorder(">")), b_c),
-                         (a_c, sample(y, (), 5)), (sample(x, (), 6), np.asfortranarray(b_c)),
-                         (sample(x, (0, 4), 1), sample(y, (0, 4), 2))]
+                pairs = [
+                    (a_c, b_c),
+                    (np.asfortranarray(a_c), np.asfortranarray(b_c)),
+                    (np.asfortranarray(a_c), b_c),
+                    (a_c.astype(a_c.dtype.newbyteorder(">")), b_c),
+                    (a_c, sample(y, (), 5)),
+                    (sample(x, (), 6), np.asfortranarray(b_c)),
+                    (sample(x, (0, 4), 1), sample(y, (0, 4), 2)),
+                ]
                 for name, op in OPS.items():
                     for a, b in pairs:
                         if name == "npy_sub" and a.dtype.kind == b.dtype.kind == "b":
                             assert error_of(con, f"SELECT {name}(?, ?)", npy_bytes(a), npy_bytes(b)) == (
-                                "npy_sub: boolean subtract is not supported, as in NumPy (cast to an integer type first)")
+                                "npy_sub: boolean subtract is not supported, as in NumPy (cast to an integer type first)"
+                            )
                             continue
                         want = expected_binary(op, a, b)
                         got = one(con, f"SELECT {name}(?, ?)", npy_bytes(a), npy_bytes(b))
@@ -197,7 +242,9 @@ def test_binary_nan_inf_and_wrapping():
 def test_binary_shape_mismatch():
     con = connect()
     msg = error_of(con, "SELECT npy_add(?, ?)", npy_bytes(np.zeros((2, 3))), npy_bytes(np.zeros(3)))
-    assert msg == "npy_add: shapes [2,3] and [3] differ (arrays combine when their shapes are equal or one is a () scalar)"
+    assert (
+        msg == "npy_add: shapes [2,3] and [3] differ (arrays combine when their shapes are equal or one is a () scalar)"
+    )
 
 
 def test_scale_every_dtype():
@@ -212,7 +259,8 @@ def test_scale_every_dtype():
         z = np.array([np.inf + 0j, 1 + 1j], dtype=np.complex64)  # inf * (2+0j): nan imaginary, as NumPy
         assert one(con, "SELECT npy_scale(?, 2)", npy_bytes(z)) == npy_bytes(z * 2.0)
     assert error_of(con, "SELECT npy_scale(?, 'x')", npy_bytes(np.zeros(2))) == (
-        "npy_scale: argument 2 must be the factor (a number), got text")
+        "npy_scale: argument 2 must be the factor (a number), got text"
+    )
 
 
 def test_cast_every_pair():
@@ -229,12 +277,14 @@ def test_cast_every_pair():
 
 def test_cast_refuses_values_numpy_leaves_undefined():
     con = connect()
-    cases = [(np.array([1.0, np.nan]), "int32", "cannot cast nan to int32 (element 1)"),
-             (np.array([np.inf]), "int64", "cannot cast inf to int64 (element 0)"),
-             (np.array([300.0]), "int8", "cannot cast 300 to int8 (element 0)"),
-             (np.array([-1.0], dtype=np.float32), "uint16", "cannot cast -1 to uint16 (element 0)"),
-             (np.array([2.0 ** 63]), "int64", "cannot cast 9.2233720368547758e+18 to int64 (element 0)"),
-             (np.asfortranarray(np.array([[0.0, 1.0], [np.nan, 2.0]])), "int16", "cannot cast nan to int16 (element 2)")]
+    cases = [
+        (np.array([1.0, np.nan]), "int32", "cannot cast nan to int32 (element 1)"),
+        (np.array([np.inf]), "int64", "cannot cast inf to int64 (element 0)"),
+        (np.array([300.0]), "int8", "cannot cast 300 to int8 (element 0)"),
+        (np.array([-1.0], dtype=np.float32), "uint16", "cannot cast -1 to uint16 (element 0)"),
+        (np.array([2.0**63]), "int64", "cannot cast 9.2233720368547758e+18 to int64 (element 0)"),
+        (np.asfortranarray(np.array([[0.0, 1.0], [np.nan, 2.0]])), "int16", "cannot cast nan to int16 (element 2)"),
+    ]
     for a, dt, msg in cases:
         assert error_of(con, "SELECT npy_cast(?, ?)", npy_bytes(a), dt) == "npy_cast: " + msg
     # integers wrap and complex drops its imaginary part, as astype
@@ -244,7 +294,8 @@ def test_cast_refuses_values_numpy_leaves_undefined():
         z = np.array([1.9 - 2j, -2.5 + 1j])
         assert one(con, "SELECT npy_cast(?, 'int8')", npy_bytes(z)) == npy_bytes(z.astype(np.int8))
     assert error_of(con, "SELECT npy_cast(?, 'U3')", npy_bytes(a)) == (
-        "npy_cast: unsupported dtype 'U3' (unicode strings are not numeric)")
+        "npy_cast: unsupported dtype 'U3' (unicode strings are not numeric)"
+    )
 
 
 def test_reshape_like_numpy():
@@ -259,12 +310,15 @@ def test_reshape_like_numpy():
     assert one(con, "SELECT npy_reshape(?, '[-1, 3]')", npy_bytes(np.zeros((0, 3)))) == npy_bytes(np.zeros((0, 3)))
     b = npy_bytes(base)
     assert error_of(con, "SELECT npy_reshape(?, '[5,-1]')", b) == (
-        "npy_reshape: cannot reshape an array of 24 elements into shape [5,-1]")
+        "npy_reshape: cannot reshape an array of 24 elements into shape [5,-1]"
+    )
     assert error_of(con, "SELECT npy_reshape(?, '[-1,-1]')", b) == "npy_reshape: only one dimension can be -1"
     assert error_of(con, "SELECT npy_reshape(?, '[-2]')", b) == (
-        "npy_reshape: shape must be a JSON array of non-negative integers (one may be -1)")
+        "npy_reshape: shape must be a JSON array of non-negative integers (one may be -1)"
+    )
     assert error_of(con, "SELECT npy_reshape(?, '[-1,0]')", npy_bytes(np.zeros(0))) == (
-        "npy_reshape: cannot reshape an array of 0 elements into shape [-1,0]")
+        "npy_reshape: cannot reshape an array of 0 elements into shape [-1,0]"
+    )
 
 
 def test_dot_cosine_allclose():
@@ -287,31 +341,38 @@ def test_dot_cosine_allclose():
     zero = npy_bytes(np.zeros(3))
     assert one(con, "SELECT npy_cosine(?, ?)", zero, npy_bytes(np.ones(3))) is None
     assert error_of(con, "SELECT npy_cosine(?, ?)", npy_bytes(np.ones(2, np.complex64)), npy_bytes(np.ones(2))) == (
-        "npy_cosine: cosine similarity of complex arrays is not supported (dtype complex64)")
+        "npy_cosine: cosine similarity of complex arrays is not supported (dtype complex64)"
+    )
     assert error_of(con, "SELECT npy_dot(?, ?)", zero, npy_bytes(np.zeros(4))) == "npy_dot: shapes [3] and [4] differ"
     # allclose: NumPy's formula, defaults, NaN never close, equal infinities close, () broadcasts
-    cases = [(np.array([1.0, 1e10]), np.array([1.0 + 1e-6, 1.00001e10]), ()),
-             (np.array([1.0, np.nan]), np.array([1.0, np.nan]), ()),
-             (np.array([np.inf, 1.0]), np.array([np.inf, 1.0]), ()),
-             (np.array([np.inf]), np.array([-np.inf]), ()),
-             (np.array([1.0, 1.1]), np.array(1.0), (0.2,)),
-             (np.array([0.0]), np.array([1e-9]), (0.0, 0.0)),
-             (np.array([1 + 1j, 2]), np.array([1 + 1.000001j, 2], dtype=np.complex64), ()),
-             (np.arange(6).reshape(2, 3), np.asfortranarray(np.arange(6).reshape(2, 3)), ()),
-             (np.zeros((0, 2)), np.zeros((0, 2)), ())]
+    cases = [
+        (np.array([1.0, 1e10]), np.array([1.0 + 1e-6, 1.00001e10]), ()),
+        (np.array([1.0, np.nan]), np.array([1.0, np.nan]), ()),
+        (np.array([np.inf, 1.0]), np.array([np.inf, 1.0]), ()),
+        (np.array([np.inf]), np.array([-np.inf]), ()),
+        (np.array([1.0, 1.1]), np.array(1.0), (0.2,)),
+        (np.array([0.0]), np.array([1e-9]), (0.0, 0.0)),
+        (np.array([1 + 1j, 2]), np.array([1 + 1.000001j, 2], dtype=np.complex64), ()),
+        (np.arange(6).reshape(2, 3), np.asfortranarray(np.arange(6).reshape(2, 3)), ()),
+        (np.zeros((0, 2)), np.zeros((0, 2)), ()),
+    ]
     for a, b, tol in cases:
         args = ", ".join(["?"] * (2 + len(tol)))
         got = one(con, f"SELECT npy_allclose({args})", npy_bytes(a), npy_bytes(b), *tol)
         assert got == int(np.allclose(a, b, *tol)), (a, b, tol)
     assert error_of(con, "SELECT npy_allclose(?, ?)", zero, npy_bytes(np.zeros(4))) == (
-        "npy_allclose: shapes [3] and [4] differ (arrays compare when their shapes are equal or one is a () scalar)")
+        "npy_allclose: shapes [3] and [4] differ (arrays compare when their shapes are equal or one is a () scalar)"
+    )
 
 
 def test_empty_arrays():
     con = connect()
     e = npy_bytes(np.zeros((2, 0), dtype=np.float32))
-    row = con.execute("SELECT npy_sum(?), npy_mean(?), npy_min(?), npy_max(?), npy_std(?), npy_norm(?), npy_dot(?, ?),"
-                      " npy_allclose(?, ?), npy_count_nonfinite(?)", (e,) * 11).fetchone()
+    row = con.execute(
+        "SELECT npy_sum(?), npy_mean(?), npy_min(?), npy_max(?), npy_std(?), npy_norm(?), npy_dot(?, ?),"
+        " npy_allclose(?, ?), npy_count_nonfinite(?)",
+        (e,) * 11,
+    ).fetchone()
     assert row == (0.0, None, None, None, None, 0.0, 0.0, 1, 0)
     assert one(con, "SELECT npy_add(?, ?)", e, e) == e
     assert one(con, "SELECT npy_cast(?, 'int8')", e) == npy_bytes(np.zeros((2, 0), np.int8))
@@ -320,11 +381,26 @@ def test_empty_arrays():
 def test_null_in_null_out_and_bad_arguments():
     con = connect()
     x = npy_bytes(np.ones(2))
-    for sql in ("npy_sum(NULL)", "npy_mean(NULL)", "npy_min(NULL)", "npy_max(NULL)", "npy_std(NULL)",
-                "npy_norm(NULL)", "npy_norm(?, NULL)", "npy_count_nonfinite(NULL)", "npy_dot(?, NULL)",
-                "npy_cosine(NULL, ?)", "npy_allclose(?, NULL)", "npy_allclose(?, ?, NULL)", "npy_add(NULL, ?)",
-                "npy_sub(?, NULL)", "npy_mul(NULL, NULL)", "npy_scale(?, NULL)", "npy_cast(?, NULL)",
-                "npy_reshape(NULL, '[2]')"):
+    for sql in (
+        "npy_sum(NULL)",
+        "npy_mean(NULL)",
+        "npy_min(NULL)",
+        "npy_max(NULL)",
+        "npy_std(NULL)",
+        "npy_norm(NULL)",
+        "npy_norm(?, NULL)",
+        "npy_count_nonfinite(NULL)",
+        "npy_dot(?, NULL)",
+        "npy_cosine(NULL, ?)",
+        "npy_allclose(?, NULL)",
+        "npy_allclose(?, ?, NULL)",
+        "npy_add(NULL, ?)",
+        "npy_sub(?, NULL)",
+        "npy_mul(NULL, NULL)",
+        "npy_scale(?, NULL)",
+        "npy_cast(?, NULL)",
+        "npy_reshape(NULL, '[2]')",
+    ):
         args = (x,) * sql.count("?")
         assert one(con, f"SELECT {sql}", *args) is None, sql
     assert error_of(con, "SELECT npy_sum(x'00')") == "npy_sum: not a .npy file (bad magic)"
@@ -333,7 +409,8 @@ def test_null_in_null_out_and_bad_arguments():
     assert error_of(con, "SELECT npy_norm(?, 'fro')", x) == "npy_norm: ord must be 1, 2 or 'inf'"
     assert one(con, "SELECT npy_norm(?, 9e999)", x) == 1.0
     assert error_of(con, "SELECT npy_allclose(?, ?, 'a')", x, x) == (
-        "npy_allclose: argument 3 must be rtol (a number), got text")
+        "npy_allclose: argument 3 must be rtol (a number), got text"
+    )
 
 
 def test_manifest_vectors_sum_min_max_l2():
@@ -342,6 +419,7 @@ def test_manifest_vectors_sum_min_max_l2():
     arrays are float64 sums; ours are exact (np.sum is too, until it wraps),
     so integer sums are checked against Python's exact integer sum."""
     from arlib import data, manifest
+
     con = connect()
     checked = 0
     for entry in manifest()["npy"]:
@@ -373,7 +451,20 @@ def test_cast_to_float16_keeps_numpy_nan_payloads():
     """float32 -> float16 keeps NaN payload bits (signalling NaNs too) as
     NumPy's npy_floatbits_to_halfbits does, and rounds ties at 65520 up."""
     con = connect()
-    bits = np.array([0x7FC00000, 0x7F80205C, 0xFF800001, 0x7FFFFFFF, 0x7F802000, 0x477FF000, 0x477FE000,
-                     0x33000000, 0x33000001, 0x387FF000], dtype=np.uint32).view(np.float32)
+    bits = np.array(
+        [
+            0x7FC00000,
+            0x7F80205C,
+            0xFF800001,
+            0x7FFFFFFF,
+            0x7F802000,
+            0x477FF000,
+            0x477FE000,
+            0x33000000,
+            0x33000001,
+            0x387FF000,
+        ],
+        dtype=np.uint32,
+    ).view(np.float32)
     with quiet():
         assert one(con, "SELECT npy_cast(?, 'float16')", npy_bytes(bits)) == npy_bytes(bits.astype(np.float16))

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """ar_stats(rec) cross-checked with NumPy for every dtype family, byte
 order, memory order, NaN/Inf and empty arrays."""
+
 import json
 
 import numpy as np
-
 from arlib import connect, record_bytes
 from mathlib import DTYPES, as_complex, error_of, f64, quiet, sample
 
@@ -31,8 +31,18 @@ def expected_row(key, a):
         mean, std = nan_none(ref.mean()), nan_none(np.std(ref))
     l2 = nan_none(np.linalg.norm(ref.ravel()))
     nonfinite = int((~np.isfinite(ref)).sum()) if a.dtype.kind in "fc" else 0
-    return (key, str(a.dtype.newbyteorder("=")) if a.dtype.byteorder == "=" else str(a.dtype),
-            json.dumps(list(a.shape)).replace(" ", ""), a.size, mn, mx, mean, std, l2, nonfinite)
+    return (
+        key,
+        str(a.dtype.newbyteorder("=")) if a.dtype.byteorder == "=" else str(a.dtype),
+        json.dumps(list(a.shape)).replace(" ", ""),
+        a.size,
+        mn,
+        mx,
+        mean,
+        std,
+        l2,
+        nonfinite,
+    )
 
 
 def same(got, want):
@@ -52,8 +62,11 @@ def test_stats_every_dtype_and_layout():
     with quiet():
         for order in ("C", "F"):
             for byteorder in ("<", ">"):
-                items = [(f"{dt}{shape}", sample(dt, shape, 3, order, byteorder, special=(dt in ("f4", "c8"))))
-                         for dt in DTYPES for shape in ((3, 4), (), (0, 2))]
+                items = [
+                    (f"{dt}{shape}", sample(dt, shape, 3, order, byteorder, special=(dt in ("f4", "c8"))))
+                    for dt in DTYPES
+                    for shape in ((3, 4), (), (0, 2))
+                ]
                 rows = con.execute("SELECT * FROM ar_stats(?)", (record_bytes(items),)).fetchall()
                 assert len(rows) == len(items)
                 for row, (key, a) in zip(rows, items):
@@ -70,12 +83,17 @@ def test_stats_metadata_only_and_joins():
     recs = [record_bytes([("w", np.full((2, 2), float(i))), ("b", np.arange(3) * i)]) for i in range(3)]
     con.execute("CREATE TABLE u(client, rec)")
     con.executemany("INSERT INTO u VALUES (?, ?)", [(f"c{i}", r) for i, r in enumerate(recs)])
-    rows = con.execute("SELECT u.client, s.key, s.l2 FROM u, ar_stats(u.rec) s WHERE s.key = 'w' ORDER BY s.l2 DESC").fetchall()
+    rows = con.execute(
+        "SELECT u.client, s.key, s.l2 FROM u, ar_stats(u.rec) s WHERE s.key = 'w' ORDER BY s.l2 DESC"
+    ).fetchall()
     assert rows == [("c2", "w", 4.0), ("c1", "w", 2.0), ("c0", "w", 0.0)]
     # an item whose payload is broken still lists its metadata from the header
     bad = record_bytes([("ok", np.ones(2)), ("x", ("float32", [2], "numpy.ndarray", b"junk"))])
     assert con.execute("SELECT key FROM ar_stats(?)", (bad,)).fetchall() == [("ok",), ("x",)]
-    assert error_of(con, "SELECT key, l2 FROM ar_stats(?)", bad) == "ar_stats: not a .npy file (bad magic) (item 1, key 'x')"
+    assert (
+        error_of(con, "SELECT key, l2 FROM ar_stats(?)", bad)
+        == "ar_stats: not a .npy file (bad magic) (item 1, key 'x')"
+    )
     assert con.execute("SELECT count(*) FROM ar_stats(NULL)").fetchone() == (0,)
     assert error_of(con, "SELECT * FROM ar_stats(x'0a')") == "ar_stats: record blob truncated at byte 1 (item 0)"
     assert error_of(con, "SELECT * FROM ar_stats(1)") == "ar_stats: argument 1 must be a record BLOB, got an integer"

@@ -7,6 +7,7 @@ flower_context_config the typed config values. The protobufs are re-encoded
 here, from the .proto alone, with fields and map entries in other orders,
 split into merged occurrences and with duplicate keys: the results do not
 change (or follow protobuf's rules)."""
+
 import base64
 import hashlib
 import json
@@ -34,10 +35,10 @@ def _fields(b):
             v, i = read_varint(b, i)
             payload = v
         elif wt == 1:
-            payload, i = b[i:i + 8], i + 8
+            payload, i = b[i : i + 8], i + 8
         elif wt == 2:
             n, i = read_varint(b, i)
-            payload, i = b[i:i + n], i + n
+            payload, i = b[i : i + n], i + n
         else:
             raise AssertionError("unexpected wire type %d" % wt)
         out.append((f, wt, b[start:i], payload))

@@ -3,13 +3,14 @@
 libsql npm package, loading the extension under test. Without node, or
 without the package (installed by .ci/run into build/npm), it is SKIPPED
 with the install line."""
+
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 
-from arlib import ROOT, EXT
+from arlib import EXT, ROOT
 from runner import Skip
 
 NODE_MODULES = os.path.join(ROOT, "build", "npm", "node_modules")
@@ -35,7 +36,8 @@ def test_libsql_tour_fedavg():
         path = os.path.join(tmp, "tour.js")
         with open(path, "w") as f:
             f.write(script)
-        res = subprocess.run([node, path], capture_output=True, text=True, timeout=120,
-                             env=dict(os.environ, NODE_PATH=NODE_MODULES))
+        res = subprocess.run(
+            [node, path], capture_output=True, text=True, timeout=120, env=dict(os.environ, NODE_PATH=NODE_MODULES)
+        )
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip() == "[0.18,0.120000005] [[0.9,-0.6],[1.2,0.55]]", res.stdout

@@ -3,14 +3,30 @@
 array, and everything we return loads with np.load: npy(raw, dtype, shape),
 npy_from_json, ar_get of legacy raw arrays, npy_raw of C and Fortran files,
 for random arrays of every dtype, both byte orders, and many shapes."""
+
 import json
 
 import numpy as np
-
 from arlib import all_dtypes, connect, json_values, load_npy, npy_bytes, one, random_array, record_bytes
 
-SHAPES = [(), (0,), (1,), (7,), (2, 0, 3), (3, 4), (2, 3, 4), (1, 1, 1, 1), (5, 1, 2), (2,) * 8, (1,) * 9 + (3,),
-          (2, 1) * 5, (0, 5), (5, 0), (1000,), (3, 0, 2, 0)]
+SHAPES = [
+    (),
+    (0,),
+    (1,),
+    (7,),
+    (2, 0, 3),
+    (3, 4),
+    (2, 3, 4),
+    (1, 1, 1, 1),
+    (5, 1, 2),
+    (2,) * 8,
+    (1,) * 9 + (3,),
+    (2, 1) * 5,
+    (0, 5),
+    (5, 0),
+    (1000,),
+    (3, 0, 2, 0),
+]
 # dimensions too large to hold data, with a zero so the array is empty
 EMPTY_BIG = [(2**31 - 1, 0), (0, 10**12), (10**15, 0, 7), (12345678901234567, 0), (0,) * 32]
 
@@ -88,7 +104,8 @@ def test_fortran_inputs():
             rebuilt = one(con, "select npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))", blob)
             assert rebuilt == npy_bytes(np.array(arr, order="C")), (dtype, shape)
             assert json.loads(one(con, "select npy_to_json(?)", blob)) == json.loads(
-                one(con, "select npy_to_json(?)", rebuilt))
+                one(con, "select npy_to_json(?)", rebuilt)
+            )
             if arr.size:
                 values = [v for (v,) in con.execute("select value from npy_each(?)", (blob,))]
                 want = [v for (v,) in con.execute("select value from npy_each(?)", (rebuilt,))]
@@ -117,9 +134,22 @@ def test_npy_from_json_identical_to_np_save():
 
 def test_npy_from_json_inferred_dtype_identical_to_np_save():
     con = connect()
-    cases = ["[1, 2, 3]", "[[1.5, 2], [3, 4]]", "[true, false, true]", "[true, 2]", "7", "2.5", "[]", "[[], []]",
-             "[9223372036854775807, -9223372036854775808]", "[9223372036854775808, 18446744073709551615]",
-             "[-1, 9223372036854775808]", "[[[1]]]", "[0.1, 1e-300, 1e300, -0.0]", "true"]
+    cases = [
+        "[1, 2, 3]",
+        "[[1.5, 2], [3, 4]]",
+        "[true, false, true]",
+        "[true, 2]",
+        "7",
+        "2.5",
+        "[]",
+        "[[], []]",
+        "[9223372036854775807, -9223372036854775808]",
+        "[9223372036854775808, 18446744073709551615]",
+        "[-1, 9223372036854775808]",
+        "[[[1]]]",
+        "[0.1, 1e-300, 1e300, -0.0]",
+        "true",
+    ]
     for text in cases:
         want = np.array(json.loads(text))
         assert one(con, "select npy_from_json(?)", text) == npy_bytes(want), text
@@ -156,8 +186,10 @@ def test_legacy_raw_size_mismatch_is_an_error():
     else:
         raise AssertionError("no error")
     rec = record_bytes([("w", ("<U3", [1], "", b"\0" * 12))])
-    assert one(con, "select ar_error(?)", rec) == \
-        "unsupported dtype '<U3' (unicode strings are not numeric) (item 0, key 'w')"
+    assert (
+        one(con, "select ar_error(?)", rec)
+        == "unsupported dtype '<U3' (unicode strings are not numeric) (item 0, key 'w')"
+    )
 
 
 def test_results_load_with_np_load():
@@ -169,10 +201,13 @@ def test_results_load_with_np_load():
         arr = random_array(rng, dtype, (3, 2))
         blob = npy_bytes(np.asfortranarray(arr))
         rec = record_bytes([("raw", (str(dtype), [3, 2], "", arr.tobytes())), ("npy", arr)])
-        blobs += [one(con, "select npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))", blob),
-                  one(con, "select npy_from_json(npy_to_json(?1), npy_descr(?1))", blob),
-                  one(con, "select ar_get(?, 'raw')", rec), one(con, "select ar_get(?, 'npy')", rec),
-                  one(con, "select data from array_record(?) where key = 'npy'", rec)]
+        blobs += [
+            one(con, "select npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))", blob),
+            one(con, "select npy_from_json(npy_to_json(?1), npy_descr(?1))", blob),
+            one(con, "select ar_get(?, 'raw')", rec),
+            one(con, "select ar_get(?, 'npy')", rec),
+            one(con, "select data from array_record(?) where key = 'npy'", rec),
+        ]
         for b in blobs[-5:]:
             got = load_npy(b)
             assert got.dtype == dtype and got.shape == (3, 2)

@@ -8,6 +8,7 @@ children, length and content, in get_all_nested_objects order) and the
 22 MB "chunked" RecordDict, generated here with NumPy as the vectors'
 make_chunked.py does.
 """
+
 import hashlib
 import io
 import json
@@ -17,7 +18,6 @@ import sqlite3
 import tempfile
 
 import numpy as np
-
 from arlib import DATA, ROOT, connect, varint
 
 OBJ = os.path.join(DATA, "recorddict", "objects")
@@ -34,8 +34,10 @@ def sets():
 
 
 def rows_of(con, rd):
-    return [(a, b, json.loads(c), bytes(d)) for a, b, c, d in
-            con.execute("SELECT object_id, type, children, content FROM rd_objects(?)", (rd,))]
+    return [
+        (a, b, json.loads(c), bytes(d))
+        for a, b, c, d in con.execute("SELECT object_id, type, children, content FROM rd_objects(?)", (rd,))
+    ]
 
 
 def inflate(con, rows):
@@ -59,11 +61,19 @@ def expect_rows(entry):
 
 # --- Flower's own object sets -----------------------------------------------
 
+
 def test_every_object_set_is_flowers_byte_for_byte():
     con = connect()
     entries = sets()["object_sets"]
-    assert {e["name"] for e in entries} >= {"full", "shared_records", "empty", "message_instruction",
-                                           "message_reply", "message_error_reply", "message_empty_content"}
+    assert {e["name"] for e in entries} >= {
+        "full",
+        "shared_records",
+        "empty",
+        "message_instruction",
+        "message_reply",
+        "message_error_reply",
+        "message_empty_content",
+    }
     checked = 0
     for entry in entries:
         want = expect_rows(entry)
@@ -137,8 +147,9 @@ def test_message_roots():
         msg = e["objects"][-1]
         content = objdata(msg["file"])
         assert content.startswith(b"Message " + msg["children"][0].encode() + b" ")
-        assert con.execute("SELECT flower_object_type(?), flower_object_children(?)",
-                           (content, content)).fetchone() == ("Message", json.dumps(msg["children"], separators=(",", ":")))
+        assert con.execute(
+            "SELECT flower_object_type(?), flower_object_children(?)", (content, content)
+        ).fetchone() == ("Message", json.dumps(msg["children"], separators=(",", ":")))
 
 
 def test_type_and_children_of_every_object():
@@ -153,6 +164,7 @@ def test_type_and_children_of_every_object():
 
 # --- the 22 MB chunked RecordDict ---------------------------------------------
 
+
 def _ld(field, payload):
     return varint(field << 3 | 2) + varint(len(payload)) + payload
 
@@ -164,15 +176,20 @@ def _npy(a):
 
 
 def _array_item(key, a):
-    msg = _ld(1, str(a.dtype).encode()) + _ld(2, b"".join(varint(s) for s in a.shape)) + \
-        _ld(3, b"numpy.ndarray") + _ld(4, _npy(a))
+    msg = (
+        _ld(1, str(a.dtype).encode())
+        + _ld(2, b"".join(varint(s) for s in a.shape))
+        + _ld(3, b"numpy.ndarray")
+        + _ld(4, _npy(a))
+    )
     return _ld(1, _ld(1, key.encode()) + _ld(2, msg))
 
 
 def chunked_blob():
     """make_chunked.py's RecordDict (Flower's serde bytes)."""
-    arrays = _array_item("big", np.arange(1_441_792, dtype=np.float32)) + \
-        _array_item("zeros", np.zeros(4_000_000, np.float32))
+    arrays = _array_item("big", np.arange(1_441_792, dtype=np.float32)) + _array_item(
+        "zeros", np.zeros(4_000_000, np.float32)
+    )
     metrics = _ld(1, _ld(1, b"num-examples") + _ld(2, varint(2 << 3 | 0) + varint(10 << 1)))
     return _ld(1, _ld(1, b"arrays") + _ld(2, arrays)) + _ld(1, _ld(1, b"metrics") + _ld(3, metrics))
 
@@ -197,6 +214,7 @@ def test_chunked_recorddict():
 
 # --- Flower's typing of metric and config values ------------------------------
 
+
 def _metric(items):
     """MetricRecord/ConfigRecord bytes: items = [(key, value message bytes)]."""
     return b"".join(_ld(1, _ld(1, k.encode()) + _ld(2, v)) for k, v in items)
@@ -204,14 +222,16 @@ def _metric(items):
 
 def test_values_are_hashed_as_flower_writes_them_back():
     con = connect()
-    sint5 = varint(2 << 3) + varint(10)          # sint64 5
-    uint5 = varint(3 << 3) + varint(5)           # uint64 5: Flower reads an int, writes sint64
-    big = varint(3 << 3) + varint(2 ** 63)       # stays uint64
-    empty_sint = _ld(22, b"")                      # an empty list: double (metrics) / bool (configs)
-    canon = _ld(1, _ld(1, b"m") + _ld(3, _metric([("a", sint5), ("b", big), ("l", _ld(21, b""))]))) + \
-        _ld(1, _ld(1, b"c") + _ld(4, _metric([("l", _ld(24, b""))])))
-    odd = _ld(1, _ld(1, b"m") + _ld(3, _metric([("a", uint5), ("b", big), ("l", empty_sint)]))) + \
-        _ld(1, _ld(1, b"c") + _ld(4, _metric([("l", empty_sint)])))
+    sint5 = varint(2 << 3) + varint(10)  # sint64 5
+    uint5 = varint(3 << 3) + varint(5)  # uint64 5: Flower reads an int, writes sint64
+    big = varint(3 << 3) + varint(2**63)  # stays uint64
+    empty_sint = _ld(22, b"")  # an empty list: double (metrics) / bool (configs)
+    canon = _ld(1, _ld(1, b"m") + _ld(3, _metric([("a", sint5), ("b", big), ("l", _ld(21, b""))]))) + _ld(
+        1, _ld(1, b"c") + _ld(4, _metric([("l", _ld(24, b""))]))
+    )
+    odd = _ld(1, _ld(1, b"m") + _ld(3, _metric([("a", uint5), ("b", big), ("l", empty_sint)]))) + _ld(
+        1, _ld(1, b"c") + _ld(4, _metric([("l", empty_sint)]))
+    )
     ids = [con.execute("SELECT rd_object_id(?)", (b,)).fetchone()[0] for b in (canon, odd)]
     assert ids[0] == ids[1]
     assert inflate(con, [(a, d) for a, _, _, d in rows_of(con, odd)]) == canon
@@ -224,6 +244,7 @@ def test_values_are_hashed_as_flower_writes_them_back():
 
 
 # --- bad object sets ------------------------------------------------------------
+
 
 def obj(type_name, children, body):
     content = ("%s %s %d" % (type_name, ",".join(children), len(body))).encode() + b"\x00" + body
@@ -296,7 +317,11 @@ def test_errors_of_the_other_functions():
         ("SELECT rd_object_id(?)", b"\x0a\x06\x0a\x01a\x12\x01\x0a", "rd_object_id: array record 'a' (at byte 7)"),
         ("SELECT * FROM rd_objects(?)", b"\x0a", "rd_objects: record dict truncated"),
         ("SELECT flower_object_type(?)", b"Array 3", "flower_object_type: object has no head (no NUL byte)"),
-        ("SELECT flower_object_children(?)", b"Tensor  0\x00", "flower_object_children: object has unknown type 'Tensor'"),
+        (
+            "SELECT flower_object_children(?)",
+            b"Tensor  0\x00",
+            "flower_object_children: object has unknown type 'Tensor'",
+        ),
     ]:
         try:
             con.execute(sql, (arg,)).fetchall()
@@ -320,7 +345,7 @@ CREATE TABLE context(run_id INTEGER UNIQUE, context BLOB);
 
 def test_superlink_views():
     by_name = {e["name"]: e for e in sets()["object_sets"]}
-    run = 13835058055282163719 - 2 ** 64  # SuperLink stores uint64 run ids as sint64
+    run = 13835058055282163719 - 2**64  # SuperLink stores uint64 run ids as sint64
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "state.db")
         db = sqlite3.connect(path)
@@ -355,5 +380,7 @@ def test_superlink_views():
             assert got[m] == (run, content), m
         # nothing was written to the SuperLink's file
         assert con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == schema
-        assert con.execute("SELECT run_id, state FROM ar_run_state").fetchall() == [(run, objdata("serverapp.state.pb"))]
+        assert con.execute("SELECT run_id, state FROM ar_run_state").fetchall() == [
+            (run, objdata("serverapp.state.pb"))
+        ]
         con.close()

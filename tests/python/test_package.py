@@ -8,6 +8,7 @@ the README's Python quick start with the venv's Python. The PyTorch test
 needs Debian's python3-torch and sqlite-utils' test the sqlite-utils
 command; without them they are SKIPPED with the install line.
 """
+
 import os
 import re
 import shutil
@@ -18,8 +19,8 @@ import tempfile
 import time
 
 import numpy as np
-
-from arlib import ROOT, EXT, npy_bytes, record_bytes, connect as ar_connect
+from arlib import EXT, ROOT, npy_bytes, record_bytes
+from arlib import connect as ar_connect
 from runner import Skip
 
 PKG_SRC = os.path.join(ROOT, "bindings", "python")
@@ -69,9 +70,12 @@ def test_from_npy():
         assert back.flags.writeable
     assert sar.from_npy(None) is None
     rec = sar.to_record({"w": np.ones(2)})
-    for blob, words in ((rec, "looks like an ArrayRecord"), (b"hello world", "not a .npy file"),
-                        (npy_bytes(np.array(["a"])), "unsupported dtype"),
-                        (npy_bytes(np.ones(4))[:-3], "truncated")):
+    for blob, words in (
+        (rec, "looks like an ArrayRecord"),
+        (b"hello world", "not a .npy file"),
+        (npy_bytes(np.array(["a"])), "unsupported dtype"),
+        (npy_bytes(np.ones(4))[:-3], "truncated"),
+    ):
         try:
             sar.from_npy(blob)
         except ValueError as e:
@@ -98,8 +102,10 @@ def test_to_record_ten_thousand_arrays():
     rec = sar.to_record(arrays)
     con = ar_connect()
     assert con.execute("SELECT ar_len(?), ar_valid(?)", (rec, rec)).fetchone() == (10_000, 1)
-    assert con.execute("SELECT npy_to_json(ar_get(?, 'layer9999.weight'))", (rec,)).fetchone()[0] == \
-        "[9999.0,9999.0,9999.0,9999.0]"
+    assert (
+        con.execute("SELECT npy_to_json(ar_get(?, 'layer9999.weight'))", (rec,)).fetchone()[0]
+        == "[9999.0,9999.0,9999.0,9999.0]"
+    )
     back = sar.from_record(rec, copy=False)
     assert list(back) == list(arrays) and all(np.array_equal(back[k], v) for k, v in arrays.items())
 
@@ -123,17 +129,25 @@ def test_from_record_views_and_copies():
 
 def test_from_record_legacy_raw_items():
     w = np.arange(6, dtype=np.float32).reshape(2, 3)
-    rec = record_bytes([("w", ("float32", [2, 3], "", w.tobytes())),
-                        ("b", (">f8", [2], "legacy", np.array([1.5, 2], ">f8").tobytes()))])
+    rec = record_bytes(
+        [
+            ("w", ("float32", [2, 3], "", w.tobytes())),
+            ("b", (">f8", [2], "legacy", np.array([1.5, 2], ">f8").tobytes())),
+        ]
+    )
     for copy in (True, False):
         back = sar.from_record(rec, copy=copy)
         assert np.array_equal(back["w"], w) and back["b"].tolist() == [1.5, 2.0]
     bad = record_bytes([("w", ("float32", [2, 3], "", w.tobytes()[:-4]))])
-    for blob, words in ((bad, "raw array data has 20 bytes, dtype and shape need 24 (item 0, key 'w')"),
-                        (record_bytes([("h", ("BF16", [2], "safetensors", b"\0\0\0\0"))]),
-                         "unsupported dtype 'BF16' (not a NumPy numeric dtype) (item 0, key 'h')"),
-                        (sar.to_record({"w": w})[:-5], "truncated"),
-                        (npy_bytes(w), "is a .npy file")):
+    for blob, words in (
+        (bad, "raw array data has 20 bytes, dtype and shape need 24 (item 0, key 'w')"),
+        (
+            record_bytes([("h", ("BF16", [2], "safetensors", b"\0\0\0\0"))]),
+            "unsupported dtype 'BF16' (not a NumPy numeric dtype) (item 0, key 'h')",
+        ),
+        (sar.to_record({"w": w})[:-5], "truncated"),
+        (npy_bytes(w), "is a .npy file"),
+    ):
         try:
             sar.from_record(blob)
         except ValueError as e:
@@ -161,8 +175,10 @@ class NoExtensions(sqlite3.Connection):
 
 
 def test_clear_error_without_extension_loading():
-    for call in (lambda: sar.connect(":memory:", factory=NoExtensions),
-                 lambda: sar.load(sqlite3.connect(":memory:", factory=NoExtensions))):
+    for call in (
+        lambda: sar.connect(":memory:", factory=NoExtensions),
+        lambda: sar.load(sqlite3.connect(":memory:", factory=NoExtensions)),
+    ):
         try:
             call()
         except sar.ExtensionLoadingUnavailable as e:
@@ -172,8 +188,13 @@ def test_clear_error_without_extension_loading():
 
 
 def test_import_does_not_import_torch():
-    out = subprocess.run([sys.executable, "-c", "import sys, sqlite_arrayrecord; print('torch' in sys.modules)"],
-                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PKG_SRC), check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, sqlite_arrayrecord; print('torch' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=PKG_SRC),
+        check=True,
+    )
     assert out.stdout.strip() == "False", out
 
 
@@ -181,12 +202,17 @@ def test_torch_state_dict_roundtrip():
     try:
         import torch
     except ImportError:
-        raise Skip("torch is missing: install it with 'apt-get install -y python3-torch'")
+        raise Skip("torch is missing: install it with 'apt-get install -y python3-torch'") from None
     torch.manual_seed(0)
 
     def model():
-        return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
-                                   torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 5))
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3),
+            torch.nn.BatchNorm2d(4),
+            torch.nn.ReLU(),
+            torch.nn.Flatten(),
+            torch.nn.Linear(4 * 6 * 6, 5),
+        )
 
     net = model()
     net.train()
@@ -202,22 +228,31 @@ def test_torch_state_dict_roundtrip():
     fresh.eval()
     assert torch.equal(net(x), fresh(x))
     # every dtype, bit for bit: float32/64, float16, bfloat16, int64
-    tensors = {"f32": torch.randn(3, 4), "f64": torch.randn(5, dtype=torch.float64),
-               "f16": torch.randn(2, 3).half(), "bf16": torch.randn(4, 2).bfloat16(),
-               "i64": torch.tensor(12345678901, dtype=torch.int64), "empty": torch.zeros(0, 2)}
+    tensors = {
+        "f32": torch.randn(3, 4),
+        "f64": torch.randn(5, dtype=torch.float64),
+        "f16": torch.randn(2, 3).half(),
+        "bf16": torch.randn(4, 2).bfloat16(),
+        "i64": torch.tensor(12345678901, dtype=torch.int64),
+        "empty": torch.zeros(0, 2),
+    }
     rec = sar.from_state_dict(tensors)
     back = sar.to_state_dict(rec)
     assert list(back) == list(tensors)
     for k, t in tensors.items():
         assert back[k].dtype == t.dtype and back[k].shape == t.shape, k
-        assert torch.equal(back[k].view(torch.int16) if t.dtype == torch.bfloat16 else back[k],
-                           t.view(torch.int16) if t.dtype == torch.bfloat16 else t), k
+        assert torch.equal(
+            back[k].view(torch.int16) if t.dtype == torch.bfloat16 else back[k],
+            t.view(torch.int16) if t.dtype == torch.bfloat16 else t,
+        ), k
     # bfloat16 is stored as ar_from_safetensors stores it: the extension agrees
     con = ar_connect()
     st = con.execute("SELECT ar_to_safetensors(?)", (rec,)).fetchone()[0]
     assert con.execute("SELECT ar_from_safetensors(?) = ?", (st, rec)).fetchone()[0] == 1
-    assert con.execute("SELECT dtype, stype FROM array_record(?) WHERE key = 'bf16'", (rec,)).fetchone() == \
-        ("BF16", "safetensors")
+    assert con.execute("SELECT dtype, stype FROM array_record(?) WHERE key = 'bf16'", (rec,)).fetchone() == (
+        "BF16",
+        "safetensors",
+    )
 
 
 def test_sqlite_utils_load_extension():
@@ -226,16 +261,26 @@ def test_sqlite_utils_load_extension():
         raise Skip("sqlite-utils not found: install it with 'apt-get install -y sqlite-utils'")
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "runs.db")
-        out = subprocess.run([tool, "query", db, "SELECT ar_len(ar('w', npy_from_json('[1,2]'))) AS n",
-                              f"--load-extension={sar.loadable_path()}"], capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                tool,
+                "query",
+                db,
+                "SELECT ar_len(ar('w', npy_from_json('[1,2]'))) AS n",
+                f"--load-extension={sar.loadable_path()}",
+            ],
+            capture_output=True,
+            text=True,
+        )
     assert out.returncode == 0 and '"n": 1' in out.stdout, out
 
 
 def tree_copy(dest):
     """The working tree as a clean checkout would have it: git-tracked files
     plus new untracked ones not ignored (so uncommitted work is tested), no build/."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.split(b"\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
     for rel in files:
         rel = rel.decode()
         if not rel or rel.startswith("build/") or not os.path.isfile(os.path.join(ROOT, rel)):
@@ -273,8 +318,20 @@ def test_pip_install_into_fresh_venv():
     # A user's environment: none of the test run's own settings. Under make
     # sanitize, make exports CC and CFLAGS (clang, -fsanitize=...), which
     # setuptools would build the package with.
-    drop = ("LD_PRELOAD", "AR_EXTENSION", "PYTHONPATH", "ASAN_OPTIONS", "UBSAN_OPTIONS",
-            "CC", "CFLAGS", "LDFLAGS", "CPPFLAGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    drop = (
+        "LD_PRELOAD",
+        "AR_EXTENSION",
+        "PYTHONPATH",
+        "ASAN_OPTIONS",
+        "UBSAN_OPTIONS",
+        "CC",
+        "CFLAGS",
+        "LDFLAGS",
+        "CPPFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "MAKELEVEL",
+    )
     env = {k: v for k, v in os.environ.items() if k not in drop}
     with tempfile.TemporaryDirectory() as tmp:
         src, venv = os.path.join(tmp, "src"), os.path.join(tmp, "venv")
@@ -284,9 +341,19 @@ def test_pip_install_into_fresh_venv():
         if res.returncode != 0:
             raise Skip("python3 -m venv failed: install it with 'apt-get install -y python3-venv'")
         t = time.perf_counter()
-        res = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-build-isolation",
-                              "--no-index", os.path.join(src, "bindings", "python")],
-                             capture_output=True, text=True, env=env)
+        res = subprocess.run(
+            [
+                os.path.join(venv, "bin", "pip"),
+                "install",
+                "-q",
+                "--no-build-isolation",
+                "--no-index",
+                os.path.join(src, "bindings", "python"),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         took = time.perf_counter() - t
         assert res.returncode == 0, res.stdout + res.stderr
         print(f"pip install --no-build-isolation --no-index ./bindings/python: {took:.1f} s")
@@ -300,5 +367,7 @@ def test_pip_install_into_fresh_venv():
                 f.write(script)
             res = subprocess.run([vpy, name], cwd=work, capture_output=True, text=True, env=env, timeout=300)
             assert res.returncode == 0, (name, res.stdout + res.stderr)
-        assert f"version {version} {version}" in subprocess.run(
-            [vpy, "user.py"], cwd=work, capture_output=True, text=True, env=env).stdout
+        assert (
+            f"version {version} {version}"
+            in subprocess.run([vpy, "user.py"], cwd=work, capture_output=True, text=True, env=env).stdout
+        )

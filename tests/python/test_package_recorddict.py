@@ -4,6 +4,7 @@ against the vectors Flower wrote (tests/data/recorddict), against what the
 extension's rd_* functions read, and against the RecordDicts rd() builds in
 SQL, byte for byte; then their errors.
 """
+
 import base64
 import glob
 import json
@@ -12,8 +13,8 @@ import random
 import sys
 
 import numpy as np
-
-from arlib import ROOT, EXT, DATA, connect as ar_connect
+from arlib import DATA, EXT, ROOT
+from arlib import connect as ar_connect
 
 sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
 os.environ["AR_EXTENSION"] = EXT
@@ -53,6 +54,7 @@ def from_sql_json(v):
 
 def to_sql_json(values):
     """Python values -> the extension's JSON mapping, for rd() and rd_set()."""
+
     def one(v):
         if isinstance(v, list):
             return "[" + ",".join(one(x) for x in v) + "]"
@@ -67,6 +69,7 @@ def to_sql_json(values):
         if isinstance(v, bytes):
             return '{"bytes":"%s"}' % base64.b64encode(v).decode()
         return json.dumps(v)
+
     return "{" + ",".join(f"{json.dumps(k)}:{one(v)}" for k, v in values.items()) + "}"
 
 
@@ -125,23 +128,64 @@ def test_views_without_copy():
 
 def model():
     rng = np.random.default_rng(3)
-    return {"conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
-            "conv.bias": np.zeros(4, np.float32), "fortran": np.asfortranarray(rng.standard_normal((3, 2))),
-            "steps": np.array(12, np.int64), "": np.arange(3, dtype=">u2")}
+    return {
+        "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+        "conv.bias": np.zeros(4, np.float32),
+        "fortran": np.asfortranarray(rng.standard_normal((3, 2))),
+        "steps": np.array(12, np.int64),
+        "": np.arange(3, dtype=">u2"),
+    }
 
 
 def test_model_metrics_config_equal_sql_rd():
     con = ar_connect()
     arrays = model()
-    metrics = sar.MetricRecord({"num-examples": 1280, "loss": 0.4375, "acc": [0.75, 0.5], "batches": [40, 20],
-                                "big": 2**63, "big_list": [1, 2**64 - 1], "min": -2**63, "neg_zero": -0.0,
-                                "nan": float("nan"), "inf": float("-inf"), "empty": [], "zero": 0, "fzero": 0.0})
-    config = sar.ConfigRecord({"lr": 0.01, "optimizer": "sgd", "use-cuda": False, "blob": b"\x00\x01",
-                               "empty_str": "", "empty_bytes": b"", "tags": ["a", "", "ü"], "flags": [True, False],
-                               "bl": [b"", b"\xff"], "none": [], "n": -5, "u": [2**63 + 1, 0], "ключ": "日本"})
+    metrics = sar.MetricRecord(
+        {
+            "num-examples": 1280,
+            "loss": 0.4375,
+            "acc": [0.75, 0.5],
+            "batches": [40, 20],
+            "big": 2**63,
+            "big_list": [1, 2**64 - 1],
+            "min": -(2**63),
+            "neg_zero": -0.0,
+            "nan": float("nan"),
+            "inf": float("-inf"),
+            "empty": [],
+            "zero": 0,
+            "fzero": 0.0,
+        }
+    )
+    config = sar.ConfigRecord(
+        {
+            "lr": 0.01,
+            "optimizer": "sgd",
+            "use-cuda": False,
+            "blob": b"\x00\x01",
+            "empty_str": "",
+            "empty_bytes": b"",
+            "tags": ["a", "", "ü"],
+            "flags": [True, False],
+            "bl": [b"", b"\xff"],
+            "none": [],
+            "n": -5,
+            "u": [2**63 + 1, 0],
+            "ключ": "日本",
+        }
+    )
     rd = sar.to_recorddict({"arrays": arrays, "metrics": metrics, "config": config})
-    args = ["arrays", "array", sar.to_record(arrays), "metrics", "metric", to_sql_json(metrics),
-            "config", "config", to_sql_json(config)]
+    args = [
+        "arrays",
+        "array",
+        sar.to_record(arrays),
+        "metrics",
+        "metric",
+        to_sql_json(metrics),
+        "config",
+        "config",
+        to_sql_json(config),
+    ]
     sql = con.execute("SELECT rd(?, ?, ?, ?, ?, ?, ?, ?, ?)", args).fetchone()[0]
     assert rd == sql
     assert con.execute("SELECT rd_valid(?)", (rd,)).fetchone()[0] == 1
@@ -153,22 +197,24 @@ def test_model_metrics_config_equal_sql_rd():
     # an empty name is Flower's default and is left out of the item as protobuf does.
     lst = [np.ones(2), np.zeros(3, np.int8)]
     rd2 = sar.to_recorddict({"": lst, "rec": sar.to_record(arrays), "m": sar.MetricRecord()})
-    sql2 = con.execute("SELECT rd('', 'array', ?, 'rec', 'array', ?, 'm', 'metric', '{}')",
-                       (sar.to_record(lst), sar.to_record(arrays))).fetchone()[0]
+    sql2 = con.execute(
+        "SELECT rd('', 'array', ?, 'rec', 'array', ?, 'm', 'metric', '{}')", (sar.to_record(lst), sar.to_record(arrays))
+    ).fetchone()[0]
     assert rd2 == sql2
     # NumPy scalars are the Python scalars they hold.
     np_metrics = sar.MetricRecord({"a": np.float32(0.5), "b": np.int64(3), "c": [np.float64(1.5)]})
     assert sar.to_recorddict({"m": np_metrics}) == sar.to_recorddict(
-        {"m": sar.MetricRecord({"a": 0.5, "b": 3, "c": [1.5]})})
+        {"m": sar.MetricRecord({"a": 0.5, "b": 3, "c": [1.5]})}
+    )
 
 
 def random_value(rng, metric):
-    ints = [0, 1, -1, 2**31, -2**63, 2**63 - 1, rng.randrange(-2**63, 2**63)]
+    ints = [0, 1, -1, 2**31, -(2**63), 2**63 - 1, rng.randrange(-(2**63), 2**63)]
     uints = [2**63, 2**64 - 1, rng.randrange(2**63, 2**64)]
     floats = [0.0, -0.0, 0.1, 1e300, 5e-324, float("nan"), float("inf"), rng.uniform(-1e6, 1e6)]
     pools = [ints, uints, floats]
     if not metric:
-        pools += [[True, False], ["", "sgd", "Grüße 🚀", "a\"\\\n"], [b"", b"\x00\xff", bytes(range(40))]]
+        pools += [[True, False], ["", "sgd", "Grüße 🚀", 'a"\\\n'], [b"", b"\x00\xff", bytes(range(40))]]
     pool = rng.choice(pools)
     if rng.random() < 0.4:
         n = rng.randrange(0, 5)
@@ -196,8 +242,9 @@ def test_random_records_equal_sql_rd():
             sql = con.execute("SELECT rd_set(?, ?, ?, ?)", (sql, name, kind, to_sql_json(rec))).fetchone()[0]
         assert rd == sql, records
         back = sar.from_recorddict(rd)
-        assert {k: [strict(x) for x in v.values()] for k, v in back.items()} == \
-            {k: [strict(x) for x in v.values()] for k, v in records.items()}
+        assert {k: [strict(x) for x in v.values()] for k, v in back.items()} == {
+            k: [strict(x) for x in v.values()] for k, v in records.items()
+        }
 
 
 def expect_error(fn, arg, exc, *words):
@@ -215,8 +262,9 @@ def expect_error(fn, arg, exc, *words):
 def test_to_recorddict_errors():
     M, C = sar.MetricRecord, sar.ConfigRecord
     t = sar.to_recorddict
-    expect_error(t, {"m": {"loss": 0.5}}, TypeError, "record 'm' is a plain dict", "'loss' holds a float",
-                 "sar.MetricRecord")
+    expect_error(
+        t, {"m": {"loss": 0.5}}, TypeError, "record 'm' is a plain dict", "'loss' holds a float", "sar.MetricRecord"
+    )
     expect_error(t, {"m": M(loss="x")}, TypeError, "metric record 'm', key 'loss'", "number", "not str")
     expect_error(t, {"m": M(ok=True)}, TypeError, "key 'ok'", "not bool")
     expect_error(t, {"m": M(l=[1, 2.0])}, TypeError, "key 'l'", "mixes element types (float, int")
@@ -225,7 +273,7 @@ def test_to_recorddict_errors():
     expect_error(t, {"c": C(l=[[1]])}, TypeError, "key 'l'", "holds a list")
     expect_error(t, {"c": C(x=None)}, TypeError, "key 'x'", "not NoneType")
     expect_error(t, {"m": M(x=2**64)}, ValueError, "key 'x'", "out of range for sint64 and uint64")
-    expect_error(t, {"m": M(x=-2**63 - 1)}, ValueError, "out of range")
+    expect_error(t, {"m": M(x=-(2**63) - 1)}, ValueError, "out of range")
     expect_error(t, {"m": M(x=[2**63, -1])}, ValueError, "out of range")
     expect_error(t, {"m": M({1: 2.0})}, TypeError, "metric record 'm' has a key of type int")
     expect_error(t, {1: M()}, TypeError, "record names must be str")
@@ -246,6 +294,7 @@ def test_from_recorddict_errors():
     expect_error(f, bytes.fromhex("0a0b0a016d1a060a040a016b12"), ValueError, "metric record 'm'", "truncated")
     expect_error(f, b"\x0a\x03\x0a\x01m", ValueError, "an item without a record (item 0, name 'm')")
     expect_error(f, b"\x0a\x05\x0a\x01m\x1a\x00" * 2, ValueError, "duplicate name (item 1, name 'm')")
+
     # Hand-made records: a metric value without a value type, a double with
     # the wrong wire type or truncated, a config record with a duplicate key.
     def ld(num, body):
@@ -258,8 +307,7 @@ def test_from_recorddict_errors():
     expect_error(f, rd_of(3, b""), ValueError, "without a metric value type", "key 'k'")
     expect_error(f, rd_of(3, b"\x08\x00"), ValueError, "wrong wire type 0 for double", "key 'k'")
     expect_error(f, rd_of(3, b"\x09\x00"), ValueError, "truncated")
-    expect_error(f, rd_of(4, b"\x20\x01", b"\x20\x00"), ValueError, "config record 'm' has duplicate key",
-                 "key 'k'")
+    expect_error(f, rd_of(4, b"\x20\x01", b"\x20\x00"), ValueError, "config record 'm' has duplicate key", "key 'k'")
     expect_error(f, rd_of(4, b"\x2a\x01\xff"), ValueError, "string value is not valid UTF-8")
     # What protobuf allows is read: an unpacked sint list, unknown fields, a bool in a
     # metric record skipped as the unknown field it is there.
@@ -281,8 +329,10 @@ def test_malformed_vectors_and_mutations_are_value_errors():
     flips of the good vectors: a ValueError naming from_recorddict (for bytes
     the extension's rd_valid also refuses), or a result, never another
     exception."""
-    bad = sorted(glob.glob(os.path.join(ROOT, "tests", "bad", "recorddict", "*.pb")) +
-                 glob.glob(os.path.join(ROOT, "tests", "bad", "recorddict_item", "*.pb")))
+    bad = sorted(
+        glob.glob(os.path.join(ROOT, "tests", "bad", "recorddict", "*.pb"))
+        + glob.glob(os.path.join(ROOT, "tests", "bad", "recorddict_item", "*.pb"))
+    )
     assert len(bad) >= 30, bad
     for path in bad:
         with open(path, "rb") as f:

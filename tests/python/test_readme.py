@@ -13,11 +13,12 @@ A block whose fence says ```sql norun is not run. Statements of one block
 share one database, in order. The statements run in build/sqlrun (the
 golden-test host), so the formatting is the one tests/sql uses.
 """
+
 import os
 import re
 import subprocess
 
-from arlib import ROOT, EXT
+from arlib import EXT, ROOT
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
 DOCS = ["README.md", os.path.join("docs", "reference.md")]
@@ -65,8 +66,7 @@ def test_readme_examples_run():
     for doc, line, block in examples():
         pairs = parse_block(block)
         script = "\n".join(s for s, _ in pairs) + "\n"
-        res = subprocess.run([SQLRUN, "-e", EXT, "-"], input=script.encode(), cwd=ROOT,
-                             capture_output=True, timeout=60)
+        res = subprocess.run([SQLRUN, "-e", EXT, "-"], input=script.encode(), cwd=ROOT, capture_output=True, timeout=60)
         got = res.stdout.decode("utf-8", "replace").splitlines()
         # split the host output back into statements ("> " lines start each)
         outputs = []
@@ -79,7 +79,7 @@ def test_readme_examples_run():
         stmt_lines = [len(s.splitlines()) for s, _ in pairs]
         cleaned = []
         for n, out in zip(stmt_lines, outputs):
-            cleaned.append(out[n - 1:])
+            cleaned.append(out[n - 1 :])
         if len(cleaned) != len(pairs):
             failures.append(f"{doc} line {line}: ran {len(cleaned)} statements, expected {len(pairs)}")
             continue
@@ -98,6 +98,7 @@ def test_readme_examples_run():
 def test_readme_python_examples_run():
     """The ```python blocks run as written (database in a temporary folder)."""
     import tempfile
+
     blocks = []
     for doc in DOCS:
         with open(os.path.join(ROOT, doc), encoding="utf-8") as f:

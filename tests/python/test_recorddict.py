@@ -4,6 +4,7 @@ Flower's serde): every vector reads and rebuilds byte-identically through
 rd(), rd_set, rd_agg, rd_metrics, rd_config and record_dict; the values match
 the MANIFEST's typed values; rd_value's SQL types; an independent decoder of
 the RecordDict structure agrees with record_dict."""
+
 import base64
 import hashlib
 import json
@@ -26,16 +27,16 @@ def _decode_rd(b):
     while i < len(b):
         tag, i = read_varint(b, i)
         n, i = read_varint(b, i)
-        body, i = b[i:i + n], i + n
+        body, i = b[i : i + n], i + n
         assert tag == 0x0A
         j, name, kind, rec = 0, "", None, None
         while j < len(body):
             t, j = read_varint(body, j)
             m, j = read_varint(body, j)
             if t >> 3 == 1:
-                name = body[j:j + m].decode()
+                name = body[j : j + m].decode()
             else:
-                kind, rec = t >> 3, body[j:j + m]
+                kind, rec = t >> 3, body[j : j + m]
             j += m
         out.append((name, {2: "array", 3: "metric", 4: "config"}[kind], rec))
     return out
@@ -43,6 +44,7 @@ def _decode_rd(b):
 
 def _expected_json_value(typ, val):
     """The MANIFEST's [type, value] as our JSON spelling."""
+
     def scalar(t, v):
         if t == "double":
             if isinstance(v, str):
@@ -51,9 +53,16 @@ def _expected_json_value(typ, val):
         if t == "bytes":
             return {"bytes": base64.b64encode(bytes.fromhex(v)).decode()}
         return v
+
     if typ.endswith("_list"):
-        t = {"double_list": "double", "sint_list": "sint64", "uint_list": "uint64", "bool_list": "bool",
-             "string_list": "string", "bytes_list": "bytes"}[typ]
+        t = {
+            "double_list": "double",
+            "sint_list": "sint64",
+            "uint_list": "uint64",
+            "bool_list": "bool",
+            "string_list": "string",
+            "bytes_list": "bytes",
+        }[typ]
         return [scalar(t, v) for v in val]
     return scalar(typ, val)
 
@@ -71,11 +80,15 @@ def test_vectors_read():
     for entry in MANIFEST["recorddicts"]:
         blob = _blob(entry)
         assert len(blob) == entry["bytes"] and hashlib.sha256(blob).hexdigest() == entry["sha256"]
-        assert con.execute("select rd_len(?), rd_keys(?), rd_valid(?)", (blob, blob, blob)).fetchone() == \
-            (entry["len"], json.dumps(entry["keys"], ensure_ascii=False, separators=(",", ":")), 1)
+        assert con.execute("select rd_len(?), rd_keys(?), rd_valid(?)", (blob, blob, blob)).fetchone() == (
+            entry["len"],
+            json.dumps(entry["keys"], ensure_ascii=False, separators=(",", ":")),
+            1,
+        )
         rows = con.execute("select name, position, kind, nitems, record from record_dict(?)", (blob,)).fetchall()
-        assert [(r[0], r[1], r[2], r[3]) for r in rows] == \
-            [(i["name"], i["position"], i["kind"], i["nitems"]) for i in entry["items"]], entry["file"]
+        assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+            (i["name"], i["position"], i["kind"], i["nitems"]) for i in entry["items"]
+        ], entry["file"]
         assert [(r[0], r[2], bytes(r[4])) for r in rows] == _decode_rd(blob)
         for r, item in zip(rows, entry["items"]):
             assert len(r[4]) == item["record_len"] and hashlib.sha256(r[4]).hexdigest() == item["record_sha256"]
@@ -107,19 +120,23 @@ def test_vectors_rebuild():
         # rd_set item by item onto x''
         cur = b""
         for i in range(0, len(args), 3):
-            cur = con.execute("select rd_set(?, ?, ?, ?)", [cur] + args[i:i + 3]).fetchone()[0]
+            cur = con.execute("select rd_set(?, ?, ?, ?)", [cur] + args[i : i + 3]).fetchone()[0]
         assert bytes(cur) == blob, entry["file"]
         # rd_agg over record_dict's rows
-        agg = con.execute("""select rd_agg(d.name, d.kind, case d.kind when 'array' then d.record
+        agg = con.execute(
+            """select rd_agg(d.name, d.kind, case d.kind when 'array' then d.record
                              when 'metric' then rd_metrics(?1, d.name) else rd_config(?1, d.name) end)
-                             from record_dict(?1) d""", (blob,)).fetchone()[0]
+                             from record_dict(?1) d""",
+            (blob,),
+        ).fetchone()[0]
         assert bytes(agg) == blob, entry["file"]
         # replacing an item with itself keeps the bytes
         for item in entry["items"]:
             if item["kind"] != "array":
                 fn = "rd_metrics" if item["kind"] == "metric" else "rd_config"
-                again = con.execute("select rd_set(?1, ?2, ?3, %s(?1, ?2))" % fn,
-                                    (blob, item["name"], item["kind"])).fetchone()[0]
+                again = con.execute(
+                    "select rd_set(?1, ?2, ?3, %s(?1, ?2))" % fn, (blob, item["name"], item["kind"])
+                ).fetchone()[0]
                 assert bytes(again) == blob
 
 
@@ -149,17 +166,21 @@ def test_rd_value_types():
                 assert got == bytes.fromhex(val)
             else:
                 assert isinstance(got, str) and json.loads(got) is not None
-    assert con.execute("select rd_value(?, 'metrics', 'nope'), rd_value(?, 'nope', 'x')", (blob, blob)).fetchone() == \
-        (None, None)
+    assert con.execute("select rd_value(?, 'metrics', 'nope'), rd_value(?, 'nope', 'x')", (blob, blob)).fetchone() == (
+        None,
+        None,
+    )
 
 
 def test_flower_typing():
     """JSON values become what Flower's serde writes for the Python values."""
     con = connect()
+
     def one(kind, js):
         b = con.execute("select rd('r', ?, ?)", (kind, js)).fetchone()[0]
         fn = "rd_metrics" if kind == "metric" else "rd_config"
         return bytes(b), con.execute("select %s(?)" % fn, (b,)).fetchone()[0]
+
     # empty list: double_list (field 21) in a metric record, bool_list (24) in a config record
     b, _ = one("metric", '{"e": []}')
     assert b.endswith(bytes([0xAA, 0x01, 0x00]))

@@ -5,24 +5,53 @@ independent encoder of Flower's protobuf (arlib.record_bytes) and to
 Flower's own vectors, parsed back to the same keys and arrays by an
 independent decoder; ar_count_bytes; large records through array_record and
 ar_get."""
+
 import fnmatch
 import json
 
 import numpy as np
+from arlib import (
+    all_dtypes,
+    connect,
+    count_bytes,
+    data,
+    decode_record,
+    error_of,
+    load_npy,
+    npy_bytes,
+    one,
+    random_array,
+    record_bytes,
+)
 
-from arlib import (all_dtypes, connect, count_bytes, data, decode_record, error_of, load_npy, npy_bytes, one,
-                   random_array, record_bytes)
-
-KEYS = ["fc1.weight", "fc1.bias", "conv.0.w", "", "é", "层.权重", "emoji-😀", "a b", "0", "17", "x" * 300,
-        "tab\tkey", "quote'key", 'dq"key', "[br]", "*star"]
+KEYS = [
+    "fc1.weight",
+    "fc1.bias",
+    "conv.0.w",
+    "",
+    "é",
+    "层.权重",
+    "emoji-😀",
+    "a b",
+    "0",
+    "17",
+    "x" * 300,
+    "tab\tkey",
+    "quote'key",
+    'dq"key',
+    "[br]",
+    "*star",
+]
 
 
 def _random_items(rng, n, keys=KEYS):
     dtypes = all_dtypes()
     shapes = [(), (3,), (2, 2), (0,), (1, 2, 1), (4, 0, 2)]
     picked = rng.choice(len(keys), size=n, replace=False)
-    return [(keys[i], random_array(rng, dtypes[rng.integers(len(dtypes))], shapes[rng.integers(len(shapes))]))
-            for i in picked]
+    return [
+        (keys[i], random_array(rng, dtypes[rng.integers(len(dtypes))], shapes[rng.integers(len(shapes))]))
+        for i in picked
+    ]
 
 
 def _ar_sql(items):
@@ -81,7 +110,9 @@ def test_ar_agg_in_row_order():
     items = _random_items(rng, len(KEYS))
     con.execute("create table t(ord integer, k text, v blob)")
     order = rng.permutation(len(items))
-    con.executemany("insert into t values (?, ?, ?)", [(int(order[i]), k, npy_bytes(a)) for i, (k, a) in enumerate(items)])
+    con.executemany(
+        "insert into t values (?, ?, ?)", [(int(order[i]), k, npy_bytes(a)) for i, (k, a) in enumerate(items)]
+    )
     for direction in ("asc", "desc"):
         got = one(con, f"select ar_agg(k, v) from (select k, v from t order by ord {direction})")
         ranked = sorted(range(len(items)), key=lambda i: order[i], reverse=direction == "desc")
@@ -96,15 +127,21 @@ def test_ar_agg_in_row_order():
 def test_duplicate_keys_are_errors():
     con = connect()
     a = npy_bytes(np.arange(3))
-    assert error_of(con, "select ar_agg(k, v) from (select 'w' k, ? v union all select 'b', ? union all select 'w', ?)",
-                    a, a, a) == "ar_agg: duplicate key 'w' (rows 0 and 2)"
+    assert (
+        error_of(
+            con, "select ar_agg(k, v) from (select 'w' k, ? v union all select 'b', ? union all select 'w', ?)", a, a, a
+        )
+        == "ar_agg: duplicate key 'w' (rows 0 and 2)"
+    )
     assert error_of(con, "select ar('é', ?, 'x', ?, 'é', ?)", a, a, a) == "ar: duplicate key 'é' (arguments 1 and 5)"
     # more than 16 keys: the hash path
     keys = [f"k{i}" for i in range(40)] + ["k7"]
     con.execute("create table d(k text)")
     con.executemany("insert into d values (?)", [(k,) for k in keys])
-    assert error_of(con, "select ar_agg(k, ?) from (select k from d order by rowid)", a) == \
-        "ar_agg: duplicate key 'k7' (rows 7 and 40)"
+    assert (
+        error_of(con, "select ar_agg(k, ?) from (select k from d order by rowid)", a)
+        == "ar_agg: duplicate key 'k7' (rows 7 and 40)"
+    )
     # a record with a duplicate key is rejected by every reader
     dup = record_bytes([("x", np.arange(2)), ("y", np.arange(2)), ("x", np.arange(3))])
     assert one(con, "select ar_error(?)", dup) == "record has duplicate key 'x' (items 0 and 2)"
@@ -135,8 +172,7 @@ def test_ar_set_delete_rename_like_a_dict():
         # ar_rename in place
         got = one(con, "select ar_rename(?, ?, 'renamed!')", rec, keys[2])
         assert got == record_bytes([("renamed!" if k == keys[2] else k, a) for k, a in items])
-        assert error_of(con, "select ar_rename(?, ?, ?)", rec, keys[1], keys[4]).startswith(
-            "ar_rename: key '")
+        assert error_of(con, "select ar_rename(?, ?, ?)", rec, keys[1], keys[4]).startswith("ar_rename: key '")
 
 
 def test_ar_merge_is_dict_update():
@@ -158,15 +194,33 @@ def test_ar_select_glob():
     con = connect()
     items = [(k, np.zeros(1, dtype="u1")) for k in KEYS]
     rec = record_bytes(items)
-    patterns = {"fc1.*": None, "*.w*": None, "?": None, "*": None, "": None, "[0-9]*": None, "[!x]*": None,
-                "FC*": None, "*key": None, "[[]br]": None, "*[*]*": None, "层*": None, "?.权重": None,
-                "[^f]*": "[!f]*", "x*": None, "*😀": None}
+    patterns = {
+        "fc1.*": None,
+        "*.w*": None,
+        "?": None,
+        "*": None,
+        "": None,
+        "[0-9]*": None,
+        "[!x]*": None,
+        "FC*": None,
+        "*key": None,
+        "[[]br]": None,
+        "*[*]*": None,
+        "层*": None,
+        "?.权重": None,
+        "[^f]*": "[!f]*",
+        "x*": None,
+        "*😀": None,
+    }
     for pat, py in patterns.items():
         got = json.loads(one(con, "select ar_keys(ar_select(?, ?))", rec, pat))
         # fnmatchcase spells negation [!...] where GLOB spells [^...]; GLOB's
         # [!...] is a class holding '!'
-        want = [k for k in KEYS if fnmatch.fnmatchcase(k, py or pat)] if pat != "[!x]*" else \
-            [k for k in KEYS if k[:1] in ("!", "x")]
+        want = (
+            [k for k in KEYS if fnmatch.fnmatchcase(k, py or pat)]
+            if pat != "[!x]*"
+            else [k for k in KEYS if k[:1] in ("!", "x")]
+        )
         assert got == want, (pat, got, want)
         assert one(con, "select ar_select(?, ?)", rec, pat) == record_bytes([(k, a) for k, a in items if k in want])
 
@@ -177,8 +231,11 @@ def test_count_bytes_counts_key_characters():
     for keys in (["a"], ["é"], ["层.权重"], ["😀😀"], ["", "x" * 1000], KEYS):
         items = [(k, np.arange(i + 1, dtype="i2")) for i, k in enumerate(keys)]
         rec = record_bytes(items)
-        assert one(con, "select ar_count_bytes(?)", rec) == count_bytes(items) == \
-            sum(len(npy_bytes(a)) + len(k) for k, a in items)
+        assert (
+            one(con, "select ar_count_bytes(?)", rec)
+            == count_bytes(items)
+            == sum(len(npy_bytes(a)) + len(k) for k, a in items)
+        )
     for e in __import__("arlib").manifest()["records"]:
         assert one(con, "select ar_count_bytes(?)", data(e["file"])) == e["count_bytes"]
 
@@ -193,9 +250,20 @@ def test_large_records_through_array_record_and_ar_get():
         items = [("big", big), ("small", small), ("half", rng.standard_normal((300, 301)).astype("<f2"))]
         rec = record_bytes(items)
         assert len(rec) > total
-        rows = con.execute("select key, dtype, shape, numel, nbytes, length(data) from array_record(?)", (rec,)).fetchall()
-        assert rows == [(k, str(a.dtype), json.dumps(list(a.shape), separators=(",", ":")), a.size,
-                         len(npy_bytes(a)), len(npy_bytes(a))) for k, a in items]
+        rows = con.execute(
+            "select key, dtype, shape, numel, nbytes, length(data) from array_record(?)", (rec,)
+        ).fetchall()
+        assert rows == [
+            (
+                k,
+                str(a.dtype),
+                json.dumps(list(a.shape), separators=(",", ":")),
+                a.size,
+                len(npy_bytes(a)),
+                len(npy_bytes(a)),
+            )
+            for k, a in items
+        ]
         for k, a in items:
             got = one(con, "select ar_get(?, ?)", rec, k)
             assert got == npy_bytes(a)
@@ -212,8 +280,13 @@ def test_size_limit_gives_toobig():
     a = npy_bytes(np.zeros(20000, dtype="<f8"))  # 160 KB
     con.setlimit(__import__("sqlite3").SQLITE_LIMIT_LENGTH, 200000)
     assert one(con, "select length(ar('a', ?))", a) > 0
-    for sql in ("select ar('a', ?1, 'b', ?1)", "select ar_from_list(?1, ?1)", "select ar_agg(k, ?1) from (select 'a' k union all select 'b')",
-                "select ar_merge(ar('a', ?1), ar('b', ?1))", "select ar_set(ar('a', ?1), 'b', ?1)"):
+    for sql in (
+        "select ar('a', ?1, 'b', ?1)",
+        "select ar_from_list(?1, ?1)",
+        "select ar_agg(k, ?1) from (select 'a' k union all select 'b')",
+        "select ar_merge(ar('a', ?1), ar('b', ?1))",
+        "select ar_set(ar('a', ?1), 'b', ?1)",
+    ):
         assert error_of(con, sql, a) == "string or blob too big", sql
     b = npy_bytes(np.zeros(60000, dtype="<f2"))  # 120 KB, whose JSON is 240 KB
     assert error_of(con, "select npy_to_json(?)", b) == "string or blob too big"
@@ -222,8 +295,14 @@ def test_size_limit_gives_toobig():
 
 def test_flower_vectors_rebuilt_byte_identical():
     con = connect()
-    for f in ["records/mlp_dict.pb", "records/unicode_keys.pb", "records/list_3.pb", "records/empty.pb",
-              "fedavg/f32_result.pb", "fedavg/mixed_int_client0.pb"]:
+    for f in [
+        "records/mlp_dict.pb",
+        "records/unicode_keys.pb",
+        "records/list_3.pb",
+        "records/empty.pb",
+        "fedavg/f32_result.pb",
+        "fedavg/mixed_int_client0.pb",
+    ]:
         rec = data(f)
         keys = json.loads(one(con, "select ar_keys(?)", rec))
         arrays = [load_npy(one(con, "select ar_get(?, ?)", rec, k)) for k in keys]

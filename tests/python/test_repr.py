@@ -3,15 +3,32 @@
 options) over arrays of every dtype, shape and value range the formatter
 distinguishes: fixed and scientific notation, nan/inf, signs, wide rows that
 wrap, nested axes, summarised arrays, 0-d and empty arrays."""
-import numpy as np
 
+import numpy as np
 from arlib import connect, npy_bytes, record_bytes
 
-DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-          "uint32", "uint64", "bool", "complex64", "complex128", ">f4", ">f8", ">i4", ">c16"]
+DTYPES = [
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "complex64",
+    "complex128",
+    ">f4",
+    ">f8",
+    ">i4",
+    ">c16",
+]
 
-SHAPES = [(), (1,), (5,), (7,), (30,), (3, 4), (2, 3, 4), (2, 1, 2, 3), (40, 30), (1001,), (4, 300),
-          (3, 3, 200)]
+SHAPES = [(), (1,), (5,), (7,), (30,), (3, 4), (2, 3, 4), (2, 1, 2, 3), (40, 30), (1001,), (4, 300), (3, 3, 200)]
 
 
 def check(con, arr, max_items=None):
@@ -55,11 +72,14 @@ def make(rng, dtype, shape, kind):
     if dt.kind in "iu":
         info = np.iinfo(dt)
         lo, hi = (int(info.min), int(info.max)) if kind == "wide" else (max(int(info.min), -50), 100)
-        return rng.integers(lo, hi, n, dtype=np.int64 if dt.kind == "i" else np.uint64,
-                            endpoint=True).astype(dt).reshape(shape)
+        return (
+            rng.integers(lo, hi, n, dtype=np.int64 if dt.kind == "i" else np.uint64, endpoint=True)
+            .astype(dt)
+            .reshape(shape)
+        )
     with np.errstate(over="ignore"):
         if dt.kind == "c":
-            a = (values(rng, kind, n) + 1j * values(rng, KINDS[(KINDS.index(kind) + 1) % 8], n))
+            a = values(rng, kind, n) + 1j * values(rng, KINDS[(KINDS.index(kind) + 1) % 8], n)
         else:
             a = values(rng, kind, n)
         a = a.astype(dt)
@@ -87,23 +107,50 @@ def test_repr_special_values():
     con = connect()
     cases = [
         np.array([[0.5, -1.0], [2.0, 3.0]], dtype=np.float32),
-        np.array(1.5, dtype=np.float32), np.array(1.0), np.array(-0.0), np.array(np.nan),
-        np.array(np.inf, dtype=np.float32), np.array(True), np.array(False), np.array(-5, dtype=np.int8),
-        np.array(1 + 2j), np.array(np.nan + 1j, dtype=np.complex64),
-        np.array([], dtype=np.float32), np.array([]), np.zeros((0, 3), dtype=np.float32),
-        np.zeros((2, 0), dtype=np.int64), np.zeros((0,), dtype=np.bool_), np.zeros((1, 0, 2), dtype=">f4"),
-        np.array([np.nan, np.inf, -np.inf]), np.array([np.nan]), np.array([-np.inf], dtype=np.float16),
-        np.array([0.0, -0.0]), np.array([1e-5, 1.0]), np.array([1e-5, 1e100]), np.array([1e8]),
-        np.array([99999999.0]), np.array([0.0001, 0.1]), np.array([1, 1000.0]), np.array([1, 1001.0]),
-        np.array([1 / 3, 2 / 3]), np.array([0.1, 0.2, 0.3], dtype=np.float32),
-        np.array([65504.0, 6e-08], dtype=np.float16), np.array([1.0000000001, 2.0]),
-        np.array([123456.789012345, 0.5]), np.array([67108872.0], dtype=np.float32),
-        np.array([1.5, np.nan, 2.25], dtype=np.complex64), np.array([1 - 1j, np.inf * 1j, -2.5 + 0j]),
-        np.arange(24, dtype=np.uint64).reshape(2, 3, 4) * np.uint64(2 ** 62),
-        np.array([np.iinfo(np.int64).min, 0]), np.array([True, False, True]),
-        np.arange(2000, dtype=np.float32), np.arange(2002).reshape(2, 7, 11, 13) % 17,
-        np.ones((2, 2), dtype=">f8"), np.ones(3, dtype=">i8"),
-        np.full(80, 1e-20, dtype=np.float64), np.linspace(0, 1, 100, dtype=np.float32).reshape(10, 10),
+        np.array(1.5, dtype=np.float32),
+        np.array(1.0),
+        np.array(-0.0),
+        np.array(np.nan),
+        np.array(np.inf, dtype=np.float32),
+        np.array(True),
+        np.array(False),
+        np.array(-5, dtype=np.int8),
+        np.array(1 + 2j),
+        np.array(np.nan + 1j, dtype=np.complex64),
+        np.array([], dtype=np.float32),
+        np.array([]),
+        np.zeros((0, 3), dtype=np.float32),
+        np.zeros((2, 0), dtype=np.int64),
+        np.zeros((0,), dtype=np.bool_),
+        np.zeros((1, 0, 2), dtype=">f4"),
+        np.array([np.nan, np.inf, -np.inf]),
+        np.array([np.nan]),
+        np.array([-np.inf], dtype=np.float16),
+        np.array([0.0, -0.0]),
+        np.array([1e-5, 1.0]),
+        np.array([1e-5, 1e100]),
+        np.array([1e8]),
+        np.array([99999999.0]),
+        np.array([0.0001, 0.1]),
+        np.array([1, 1000.0]),
+        np.array([1, 1001.0]),
+        np.array([1 / 3, 2 / 3]),
+        np.array([0.1, 0.2, 0.3], dtype=np.float32),
+        np.array([65504.0, 6e-08], dtype=np.float16),
+        np.array([1.0000000001, 2.0]),
+        np.array([123456.789012345, 0.5]),
+        np.array([67108872.0], dtype=np.float32),
+        np.array([1.5, np.nan, 2.25], dtype=np.complex64),
+        np.array([1 - 1j, np.inf * 1j, -2.5 + 0j]),
+        np.arange(24, dtype=np.uint64).reshape(2, 3, 4) * np.uint64(2**62),
+        np.array([np.iinfo(np.int64).min, 0]),
+        np.array([True, False, True]),
+        np.arange(2000, dtype=np.float32),
+        np.arange(2002).reshape(2, 7, 11, 13) % 17,
+        np.ones((2, 2), dtype=">f8"),
+        np.ones(3, dtype=">i8"),
+        np.full(80, 1e-20, dtype=np.float64),
+        np.linspace(0, 1, 100, dtype=np.float32).reshape(10, 10),
     ]
     for arr in cases:
         check(con, arr)
@@ -122,15 +169,19 @@ def test_repr_max_items():
         for shape in ((24,), (4, 6), (2, 3, 4), (10, 10)):
             check(con, rng.standard_normal(shape).astype(np.float32), limit)
     big = np.arange(5000, dtype=np.int32)
-    check(con, big, 10 ** 6)
+    check(con, big, 10**6)
 
 
 def test_ar_repr_matches_dict_of_reprs():
     con = connect()
     rng = np.random.default_rng(11)
-    arrays = {"fc.weight": rng.standard_normal((3, 4)).astype(np.float32),
-              "b": np.arange(3, dtype=np.int64), "it's": np.array(2.5), 'q"\n': np.zeros((0, 2)),
-              "big": np.arange(3000, dtype=np.float32)}
+    arrays = {
+        "fc.weight": rng.standard_normal((3, 4)).astype(np.float32),
+        "b": np.arange(3, dtype=np.int64),
+        "it's": np.array(2.5),
+        'q"\n': np.zeros((0, 2)),
+        "big": np.arange(3000, dtype=np.float32),
+    }
     blob = record_bytes(list(arrays.items()))
     got = con.execute("SELECT ar_repr(?)", (blob,)).fetchone()[0]
     want = "{" + ",\n ".join("%r: %r" % (k, v) for k, v in arrays.items()) + "}"

@@ -18,10 +18,10 @@ flwr/common/differential_privacy.py, Flower 1.2x):
 - clipping: Flower's norm is float32 (np.linalg.norm of float32); ours is
   double. Bit for bit against the reference with a float64 norm, within
   1e-6 relative of the float32 one."""
+
 import sqlite3
 
 import numpy as np
-
 from arlib import connect, load_npy, record_bytes
 from mathlib import error_of, one
 
@@ -40,6 +40,7 @@ def table(con, recs, weights):
 
 # --- Flower's code, on lists of {key: ndarray} --------------------------------
 
+
 def compute_distances(records, dtype=None):
     """multikrum.py compute_distances (dtype=np.float64: the same formula in double)."""
     flat_w = np.stack([np.concatenate(list(rec.values()), axis=None).ravel() for rec in records], axis=0)
@@ -53,7 +54,7 @@ def krum_scores(records, f, dtype=None):
     """multikrum.py select_multikrum, up to the scores."""
     distance_matrix = compute_distances(records, dtype)
     num_closest = max(1, len(records) - f - 2)
-    closest = [np.argsort(d)[1:num_closest + 1].tolist() for d in distance_matrix]
+    closest = [np.argsort(d)[1 : num_closest + 1].tolist() for d in distance_matrix]
     return [np.sum(distance_matrix[i, closest[i]]) for i in range(len(distance_matrix))]
 
 
@@ -105,7 +106,7 @@ def clip_inputs(arrays, clipping_norm, input_norm=None):
     arrays = [a.copy() for a in arrays]
     if input_norm is None:
         norms = [np.linalg.norm(a.flat) for a in arrays]
-        input_norm = float(np.sqrt(sum([n ** 2 for n in norms])))
+        input_norm = float(np.sqrt(sum([n**2 for n in norms])))
     scaling_factor = min(1, clipping_norm / input_norm)
     for a in arrays:
         a *= scaling_factor
@@ -113,6 +114,7 @@ def clip_inputs(arrays, clipping_norm, input_norm=None):
 
 
 # --- data ---------------------------------------------------------------------
+
 
 def clients(n, seed=0, bad=(), dtype=np.float32):
     rng = np.random.default_rng(seed)
@@ -137,6 +139,7 @@ def same_bits(got, ref):
 
 
 # --- Krum / MultiKrum ------------------------------------------------------------
+
 
 def test_krum_scores_match_flower_formula():
     con = connect()
@@ -181,22 +184,29 @@ def test_krum_errors():
     con = connect()
     table(con, clients(4), [1] * 4)
     assert "ar_krum: f (the number of malicious clients) must be >= 0, got -1" in error_of(
-        con, "SELECT ar_krum(rec, n, -1) FROM u")
-    assert "ar_krum: f = 4 malicious clients needs more than 4 rows" in error_of(con, "SELECT ar_krum(rec, n, 4) FROM u")
+        con, "SELECT ar_krum(rec, n, -1) FROM u"
+    )
+    assert "ar_krum: f = 4 malicious clients needs more than 4 rows" in error_of(
+        con, "SELECT ar_krum(rec, n, 4) FROM u"
+    )
     assert "ar_krum: k = 5 rows to select, but only 4 rows" in error_of(con, "SELECT ar_krum(rec, n, 1, 5) FROM u")
     assert "ar_krum: k (the number of rows to select) must be >= 1, got 0" in error_of(
-        con, "SELECT ar_krum(rec, n, 1, 0) FROM u")
+        con, "SELECT ar_krum(rec, n, 1, 0) FROM u"
+    )
     assert "ar_krum: f must be an integer (row 0)" in error_of(con, "SELECT ar_krum(rec, n, 1.5) FROM u")
     assert "ar_krum_scores: f must be the same in every row (2 in row 1, 1 before)" in error_of(
-        con, "SELECT ar_krum_scores(rec, id) FROM u ORDER BY id")
+        con, "SELECT ar_krum_scores(rec, id) FROM u ORDER BY id"
+    )
     con.execute("INSERT INTO u(rec, n) VALUES (?, 1)", (record_bytes([("w", np.zeros((7, 4), np.float32))]),))
     assert "ar_bulyan: key 'w' has shape [7,4] in row 4 but [7,5] in row 0" in error_of(
-        con, "SELECT ar_bulyan(rec, 0) FROM u ORDER BY id")
+        con, "SELECT ar_bulyan(rec, 0) FROM u ORDER BY id"
+    )
     con.execute("DELETE FROM u WHERE id = 5")
     con.execute("INSERT INTO u(rec, n) VALUES (?, 1)", (record_bytes([("w", np.zeros((7, 5), np.float32))]),))
     assert "ar_krum: key 'b' is missing from row 4" in error_of(con, "SELECT ar_krum(rec, n, 0) FROM u ORDER BY id")
     assert "ar_bulyan: Bulyan needs at least 4f + 3 = 7 rows for f = 1, got 4" in error_of(
-        con, "SELECT ar_bulyan(rec, 1) FROM u WHERE id < 5")
+        con, "SELECT ar_bulyan(rec, 1) FROM u WHERE id < 5"
+    )
     assert one(con, "SELECT ar_krum(rec, n, 0) FROM u WHERE 0") is None
 
 
@@ -205,10 +215,12 @@ def test_krum_rows_kept_capped_by_limit_length():
     table(con, clients(5), [1] * 5)
     con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 700)  # a record is ~460 bytes, a row kept 184
     assert "ar_krum: the rows kept would exceed SQLITE_LIMIT_LENGTH (700 bytes) at row 3" in error_of(
-        con, "SELECT ar_krum(rec, n, 1) FROM u")
+        con, "SELECT ar_krum(rec, n, 1) FROM u"
+    )
 
 
 # --- Bulyan -------------------------------------------------------------------
+
 
 def test_bulyan_matches_flower():
     con = connect()
@@ -223,8 +235,10 @@ def test_bulyan_matches_flower():
                 assert np.allclose(got[k], ref[k], rtol=1e-6, atol=0), k
     # dyadic values: every sum is exact, so the order of the additions does not matter
     rng = np.random.default_rng(5)
-    recs = [{"x": (rng.integers(-64, 64, (4, 6)) / 8).astype(np.float32),
-             "i": rng.integers(-9, 9, 5).astype(np.int64)} for _ in range(11)]
+    recs = [
+        {"x": (rng.integers(-64, 64, (4, 6)) / 8).astype(np.float32), "i": rng.integers(-9, 9, 5).astype(np.int64)}
+        for _ in range(11)
+    ]
     table(con, recs, [1] * 11)
     got = parse(con, one(con, "SELECT ar_bulyan(rec, 2) FROM u ORDER BY id"))
     ref = bulyan(recs, 2)
@@ -233,6 +247,7 @@ def test_bulyan_matches_flower():
 
 
 # --- differential privacy ---------------------------------------------------------
+
 
 def test_clip_norm_matches_flower():
     con = connect()
@@ -252,7 +267,9 @@ def test_clip_norm_matches_flower():
             for g, r in zip(got.values(), flower):
                 assert np.allclose(g.astype(np.float64), r, rtol=1e-3 if dtype == np.float16 else 1e-6)
     assert "ar_clip_norm: clip must be a finite number > 0, got -1" in error_of(con, "SELECT ar_clip_norm(?, -1)", blob)
-    assert "ar_clip_norm: clip must be a finite number > 0, got inf" in error_of(con, "SELECT ar_clip_norm(?, 9e999)", blob)
+    assert "ar_clip_norm: clip must be a finite number > 0, got inf" in error_of(
+        con, "SELECT ar_clip_norm(?, 9e999)", blob
+    )
     assert "ar_clip_norm: clip must be a finite number > 0, got 0" in error_of(con, "SELECT ar_clip_norm(?, 0)", blob)
     zero = record_bytes([("z", np.zeros(3, np.float32))])
     assert parse(con, one(con, "SELECT ar_clip_norm(?, 1)", zero))["z"].tolist() == [0, 0, 0]
@@ -262,6 +279,7 @@ def _rng_reference(seed, count):
     """The documented generator, in Python: splitmix64 -> xoshiro256**,
     Marsaglia polar normals (math.log here: agrees within an ulp)."""
     import math
+
     M = (1 << 64) - 1
     x = seed & M
     s = []
@@ -289,8 +307,8 @@ def _rng_reference(seed, count):
     out = []
     while len(out) < count:
         while True:
-            u = 2.0 * ((nxt() >> 11) * 2.0 ** -53) - 1.0
-            v = 2.0 * ((nxt() >> 11) * 2.0 ** -53) - 1.0
+            u = 2.0 * ((nxt() >> 11) * 2.0**-53) - 1.0
+            v = 2.0 * ((nxt() >> 11) * 2.0**-53) - 1.0
             q = u * u + v * v
             if 0 < q < 1:
                 break
@@ -318,11 +336,14 @@ def test_add_noise_generator_and_dtypes():
     x = parse(con, one(con, "SELECT ar_add_noise(?, 2.0, 123)", big))["x"]
     assert abs(x.mean()) < 0.03 and abs(x.std() - 2.0) < 0.02
     assert "ar_add_noise: stddev must be a finite number >= 0, got -1" in error_of(
-        con, "SELECT ar_add_noise(?, -1, 1)", blob)
+        con, "SELECT ar_add_noise(?, -1, 1)", blob
+    )
     assert "seed" in error_of(con, "SELECT ar_add_noise(?, 1, 'x')", blob)
 
 
 def test_add_noise_is_the_only_nondeterministic_function():
     con = connect()
-    flags = con.execute("SELECT narg, flags FROM pragma_function_list WHERE name = 'ar_add_noise' ORDER BY narg").fetchall()
+    flags = con.execute(
+        "SELECT narg, flags FROM pragma_function_list WHERE name = 'ar_add_noise' ORDER BY narg"
+    ).fetchall()
     assert [(n, bool(f & 0x800)) for n, f in flags] == [(2, False), (3, True)]

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """First cross-checks: the extension loads and reads NumPy's files."""
-import numpy as np
 
-from arlib import connect, npy_bytes, load_npy
+import numpy as np
+from arlib import connect, load_npy, npy_bytes
 
 
 def test_roundtrip_float32():

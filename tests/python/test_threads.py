@@ -4,12 +4,12 @@ with several threads are bit-identical to one thread's for every dtype, both
 byte orders and both memory orders, on arrays split at block boundaries that
 fall inside rows; many connections aggregating at once agree too; and
 ar_threads' settings, errors and registration flags."""
+
 import contextlib
 import os
 import threading
 
 import numpy as np
-
 from arlib import all_dtypes, connect, random_array, record_bytes
 from mathlib import error_of, one
 
@@ -71,8 +71,10 @@ def test_default_threshold_splits_large_arrays():
     rng = np.random.default_rng(1)
     for i in range(3):
         big = rng.standard_normal((DEFAULT_MIN // 100 + 3, 100), dtype=np.float32)
-        con.execute("INSERT INTO u VALUES (?, ?)",
-                    (record_bytes([("w", big), ("wf", np.asfortranarray(big)), ("b", big[0])]), i + 1))
+        con.execute(
+            "INSERT INTO u VALUES (?, ?)",
+            (record_bytes([("w", big), ("wf", np.asfortranarray(big)), ("b", big[0])]), i + 1),
+        )
     with threads(con, 1):
         one_thread = results(con, AGGREGATES)
     with threads(con, 2):

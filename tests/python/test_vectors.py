@@ -2,12 +2,12 @@
 """Every vector made by real NumPy and real Flower (tests/data, described by
 MANIFEST.json) read through the extension and checked against the manifest
 and against np.load."""
+
 import hashlib
 import json
 import math
 
 import numpy as np
-
 from arlib import assert_json_is_array, connect, data, load_npy, manifest, npy_bytes, one
 
 
@@ -28,12 +28,24 @@ def test_npy_vectors_metadata_match_manifest():
     assert len(entries) == 35
     for e in entries:
         blob = data(e["file"])
-        row = con.execute("select npy_dtype(?1), npy_descr(?1), npy_shape(?1), npy_ndim(?1), npy_numel(?1),"
-                          " npy_nbytes(?1), npy_fortran(?1), npy_version(?1), npy_valid(?1), npy_error(?1)",
-                          (blob,)).fetchone()
+        row = con.execute(
+            "select npy_dtype(?1), npy_descr(?1), npy_shape(?1), npy_ndim(?1), npy_numel(?1),"
+            " npy_nbytes(?1), npy_fortran(?1), npy_version(?1), npy_valid(?1), npy_error(?1)",
+            (blob,),
+        ).fetchone()
         version = e["header_version"][0] if e["header_version"] else 1
-        want = (e["dtype_str"], e["descr"], json.dumps(e["shape"], separators=(",", ":")), len(e["shape"]),
-                e["numel"], e["nbytes"], int(e["fortran_order"]), version, 1, None)
+        want = (
+            e["dtype_str"],
+            e["descr"],
+            json.dumps(e["shape"], separators=(",", ":")),
+            len(e["shape"]),
+            e["numel"],
+            e["nbytes"],
+            int(e["fortran_order"]),
+            version,
+            1,
+            None,
+        )
         assert row == want, (e["file"], row, want)
         assert len(blob) == e["file_bytes"]
 
@@ -79,7 +91,7 @@ def _same_sql(value, x):
     if isinstance(x, bool):
         return value == int(x) and isinstance(value, int)
     if isinstance(x, int):
-        if -2**63 <= x < 2**63:
+        if -(2**63) <= x < 2**63:
             return value == x and isinstance(value, int)
         return isinstance(value, float) and value == float(x)
     if math.isnan(x):
@@ -111,19 +123,35 @@ def test_record_vectors_match_manifest():
         assert json.loads(one(con, "select ar_keys(?)", rec)) == [i["key"] for i in e["items"]]
         assert one(con, "select ar_valid(?)", rec) == 1
         summary = json.loads(one(con, "select ar_json(?)", rec))
-        rows = con.execute("select key, position, dtype, shape, ndim, numel, stype, nbytes, data"
-                           " from array_record(?)", (rec,)).fetchall()
+        rows = con.execute(
+            "select key, position, dtype, shape, ndim, numel, stype, nbytes, data from array_record(?)", (rec,)
+        ).fetchall()
         assert len(rows) == e["len"]
         for pos, (item, row) in enumerate(zip(e["items"], rows)):
             key = item["key"]
             shape = json.dumps(item["shape"], separators=(",", ":"))
-            assert row[:8] == (key, pos, item["dtype"], shape, len(item["shape"]),
-                               int(np.prod(item["shape"], dtype=np.int64)), item["stype"], item["nbytes"])
+            assert row[:8] == (
+                key,
+                pos,
+                item["dtype"],
+                shape,
+                len(item["shape"]),
+                int(np.prod(item["shape"], dtype=np.int64)),
+                item["stype"],
+                item["nbytes"],
+            )
             assert hashlib.sha256(row[8]).hexdigest() == item["data_sha256"]
-            assert summary[key] == {"dtype": item["dtype"], "shape": item["shape"], "stype": item["stype"],
-                                    "nbytes": item["nbytes"]}
-            got = con.execute("select ar_has(?1, ?2), ar_dtype(?1, ?2), ar_shape(?1, ?2), ar_stype(?1, ?2),"
-                              " ar_nbytes(?1, ?2), ar_data(?1, ?2), ar_get(?1, ?2)", (rec, key)).fetchone()
+            assert summary[key] == {
+                "dtype": item["dtype"],
+                "shape": item["shape"],
+                "stype": item["stype"],
+                "nbytes": item["nbytes"],
+            }
+            got = con.execute(
+                "select ar_has(?1, ?2), ar_dtype(?1, ?2), ar_shape(?1, ?2), ar_stype(?1, ?2),"
+                " ar_nbytes(?1, ?2), ar_data(?1, ?2), ar_get(?1, ?2)",
+                (rec, key),
+            ).fetchone()
             assert got[:6] == (1, item["dtype"], shape, item["stype"], item["nbytes"], row[8])
             arr = load_npy(got[6])
             if item["stype"] == "numpy.ndarray":
@@ -162,7 +190,8 @@ def test_bad_npy_vectors_match_numpy_verdict():
         valid = one(con, "select npy_valid(?)", blob)
         if e["file"].endswith("extra_trailing_bytes.npy"):
             assert valid == 1 and e["numpy_loads"]
-            np.testing.assert_array_equal(load_npy(one(con, "select npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))", blob)),
-                                          load_npy(blob))
+            np.testing.assert_array_equal(
+                load_npy(one(con, "select npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))", blob)), load_npy(blob)
+            )
         else:
             assert valid == 0, e["file"]

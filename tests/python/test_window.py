@@ -4,6 +4,7 @@ ar_mean / ar_sum stay within one ulp of the exact frame mean after 10,000
 slides with 1e30 entering and leaving next to 1.0; ar_ema; and the
 per-array aggregates (npy_agg_*) over array_record rows grouped by key,
 under a heap limit the whole-record aggregates cannot meet."""
+
 import math
 import os
 import random
@@ -11,7 +12,6 @@ import tempfile
 from fractions import Fraction
 
 import numpy as np
-
 from arlib import connect, load_npy, npy_bytes
 
 
@@ -45,10 +45,11 @@ def sliding(dtype, weights, frame, n=10000, width=3, seed=1):
         w = [1] * n
     con = connect()
     con.execute("CREATE TABLE u(round INTEGER, rec BLOB, n)")
-    con.executemany("INSERT INTO u VALUES (?, ar('w', ?), ?)",
-                    [(i, npy_bytes(x[i]), w[i]) for i in range(n)])
+    con.executemany("INSERT INTO u VALUES (?, ar('w', ?), ?)", [(i, npy_bytes(x[i]), w[i]) for i in range(n)])
     fn = "ar_mean(rec, n)" if weights else "ar_mean(rec)"
-    rows = con.execute(f"SELECT round, ar_get({fn} OVER (ORDER BY round ROWS BETWEEN {frame} PRECEDING AND CURRENT ROW), 'w') FROM u ORDER BY round").fetchall()
+    rows = con.execute(
+        f"SELECT round, ar_get({fn} OVER (ORDER BY round ROWS BETWEEN {frame} PRECEDING AND CURRENT ROW), 'w') FROM u ORDER BY round"
+    ).fetchall()
     fx = [[Fraction(float(v)) for v in row] for row in x]
     fw = [Fraction(v) for v in w]
     sums, total = [Fraction(0)] * width, Fraction(0)
@@ -93,21 +94,26 @@ def test_sliding_sum_huge_range():
     con.execute("CREATE TABLE u(i INTEGER, rec BLOB)")
     vals = [1e300, 1e-300, 3.0, -1e300, 2.5e-301, 1.0, 7.0, 1e-310]
     con.executemany("INSERT INTO u VALUES (?, ar('w', ?))", [(i, npy_bytes(np.array([v]))) for i, v in enumerate(vals)])
-    got = [float(load_npy(b)[0]) for (b,) in con.execute(
-        "SELECT ar_get(ar_sum(rec) OVER (ORDER BY i ROWS 2 PRECEDING), 'w') FROM u ORDER BY i")]
-    want = [float(sum(Fraction(v) for v in vals[max(0, i - 2):i + 1])) for i in range(len(vals))]
+    got = [
+        float(load_npy(b)[0])
+        for (b,) in con.execute("SELECT ar_get(ar_sum(rec) OVER (ORDER BY i ROWS 2 PRECEDING), 'w') FROM u ORDER BY i")
+    ]
+    want = [float(sum(Fraction(v) for v in vals[max(0, i - 2) : i + 1])) for i in range(len(vals))]
     assert got == want, (got, want)
 
 
 def test_sliding_sum_int_exact():
     rng = np.random.default_rng(4)
-    x = rng.integers(-2**62, 2**62, size=(500, 3))
+    x = rng.integers(-(2**62), 2**62, size=(500, 3))
     con = connect()
     con.execute("CREATE TABLE u(i INTEGER, rec BLOB)")
     con.executemany("INSERT INTO u VALUES (?, ar('w', ?))", [(i, npy_bytes(x[i])) for i in range(len(x))])
-    got = [load_npy(b) for (b,) in con.execute("SELECT ar_get(ar_sum(rec) OVER (ORDER BY i ROWS 3 PRECEDING), 'w') FROM u ORDER BY i")]
+    got = [
+        load_npy(b)
+        for (b,) in con.execute("SELECT ar_get(ar_sum(rec) OVER (ORDER BY i ROWS 3 PRECEDING), 'w') FROM u ORDER BY i")
+    ]
     for i, g in enumerate(got):
-        want = x[max(0, i - 3):i + 1].sum(axis=0)  # int64, wrapping as NumPy
+        want = x[max(0, i - 3) : i + 1].sum(axis=0)  # int64, wrapping as NumPy
         assert np.array_equal(g, want), i
 
 
@@ -130,9 +136,12 @@ def test_ema_matches_numpy():
     alpha = rng.uniform(0.05, 1.0, size=40)
     con = connect()
     con.execute("CREATE TABLE u(i INTEGER, rec BLOB, a REAL)")
-    con.executemany("INSERT INTO u VALUES (?, ar('w', ?), ?)",
-                    [(i, npy_bytes(x[i]), float(alpha[i])) for i in range(len(x))])
-    rows = [load_npy(b) for (b,) in con.execute("SELECT ar_get(ar_ema(rec, a) OVER (ORDER BY i), 'w') FROM u ORDER BY i")]
+    con.executemany(
+        "INSERT INTO u VALUES (?, ar('w', ?), ?)", [(i, npy_bytes(x[i]), float(alpha[i])) for i in range(len(x))]
+    )
+    rows = [
+        load_npy(b) for (b,) in con.execute("SELECT ar_get(ar_ema(rec, a) OVER (ORDER BY i), 'w') FROM u ORDER BY i")
+    ]
     ema = x[0].astype(np.float64)
     for i in range(len(x)):
         if i:
@@ -152,15 +161,19 @@ def per_array_under_heap_limit(clients, mb, heap_mb):
         con = connect(os.path.join(d, "u.db"))
         con.execute("PRAGMA page_size = 65536")
         con.execute("CREATE TABLE updates(client INTEGER, rec BLOB)")
-        con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?2) "
-                    "INSERT INTO updates SELECT i, ar('a', npy(randomblob(?1), 'uint8', '[' || ?1 || ']'), 'b', npy(randomblob(?1), 'uint8', '[' || ?1 || ']')) FROM c",
-                    (half, clients))
+        con.execute(
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?2) "
+            "INSERT INTO updates SELECT i, ar('a', npy(randomblob(?1), 'uint8', '[' || ?1 || ']'), 'b', npy(randomblob(?1), 'uint8', '[' || ?1 || ']')) FROM c",
+            (half, clients),
+        )
         con.commit()
         con.execute(f"PRAGMA hard_heap_limit = {heap_mb * 1024 * 1024}")
         rec = con.execute(
-            "SELECT ar_agg(key, med) FROM (SELECT key, npy_agg_median(a.data) med FROM updates, array_record(updates.rec) a GROUP BY key ORDER BY key)").fetchone()[0]
+            "SELECT ar_agg(key, med) FROM (SELECT key, npy_agg_median(a.data) med FROM updates, array_record(updates.rec) a GROUP BY key ORDER BY key)"
+        ).fetchone()[0]
         tm = con.execute(
-            "SELECT ar_agg(key, t) FROM (SELECT key, npy_agg_trimmed_mean(a.data, 0.1) t FROM updates, array_record(updates.rec) a GROUP BY key ORDER BY key)").fetchone()[0]
+            "SELECT ar_agg(key, t) FROM (SELECT key, npy_agg_trimmed_mean(a.data, 0.1) t FROM updates, array_record(updates.rec) a GROUP BY key ORDER BY key)"
+        ).fetchone()[0]
         try:
             con.execute("SELECT ar_median(rec) FROM updates").fetchone()
             whole_fits = True
@@ -168,13 +181,17 @@ def per_array_under_heap_limit(clients, mb, heap_mb):
             whole_fits = False
         con.execute("PRAGMA hard_heap_limit = 0")
         for key in ("a", "b"):
-            stack = np.stack([np.frombuffer(load_npy(r), dtype=np.uint8) for (r,) in con.execute(
-                "SELECT ar_get(rec, ?) FROM updates ORDER BY client", (key,))]).astype(np.float64)
+            stack = np.stack(
+                [
+                    np.frombuffer(load_npy(r), dtype=np.uint8)
+                    for (r,) in con.execute("SELECT ar_get(rec, ?) FROM updates ORDER BY client", (key,))
+                ]
+            ).astype(np.float64)
             got = load_npy(con.execute("SELECT ar_get(?, ?)", (rec, key)).fetchone()[0])
             assert np.array_equal(got, np.median(stack, axis=0)), key
             cut = int(math.floor(0.1 * clients))
             srt = np.sort(stack, axis=0)
-            want = srt[cut:clients - cut].mean(axis=0)
+            want = srt[cut : clients - cut].mean(axis=0)
             got = load_npy(con.execute("SELECT ar_get(?, ?)", (tm, key)).fetchone()[0])
             assert np.allclose(got, want, rtol=1e-15, atol=0), key
         con.close()
@@ -191,6 +208,7 @@ def test_per_array_median_under_heap_limit():
 if __name__ == "__main__":
     import sys
     import time
+
     t = time.time()
     print(per_array_under_heap_limit(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])), time.time() - t)
 
@@ -205,16 +223,25 @@ def test_robust_windows_equal_the_aggregate_over_each_frame():
     x[rng.random(n) < 0.15] += 50  # attackers now and then
     con = connect()
     con.execute("CREATE TABLE u(i INTEGER, rec BLOB, w INTEGER)")
-    con.executemany("INSERT INTO u VALUES (?, ar('w', ?, 'b', ?), ?)",
-                    [(i, npy_bytes(x[i][:4].reshape(2, 2)), npy_bytes(x[i][4:]), int(rng.integers(1, 9))) for i in range(n)])
-    cases = [("ar_krum(rec, w, 2)", 9), ("ar_krum(rec, w, 1, 3)", 5), ("ar_krum_scores(rec, 2)", 7), ("ar_bulyan(rec, 1)", 8)]
+    con.executemany(
+        "INSERT INTO u VALUES (?, ar('w', ?, 'b', ?), ?)",
+        [(i, npy_bytes(x[i][:4].reshape(2, 2)), npy_bytes(x[i][4:]), int(rng.integers(1, 9))) for i in range(n)],
+    )
+    cases = [
+        ("ar_krum(rec, w, 2)", 9),
+        ("ar_krum(rec, w, 1, 3)", 5),
+        ("ar_krum_scores(rec, 2)", 7),
+        ("ar_bulyan(rec, 1)", 8),
+    ]
     for fn, frame in cases:
         got = con.execute(f"SELECT {fn} OVER (ORDER BY i ROWS {frame - 1} PRECEDING) FROM u ORDER BY i").fetchall()
         nulls = 0
         for i, (g,) in enumerate(got):
             lo = max(0, i - frame + 1)
             try:
-                (want,) = con.execute(f"SELECT {fn} FROM (SELECT * FROM u WHERE i BETWEEN ? AND ? ORDER BY i)", (lo, i)).fetchone()
+                (want,) = con.execute(
+                    f"SELECT {fn} FROM (SELECT * FROM u WHERE i BETWEEN ? AND ? ORDER BY i)", (lo, i)
+                ).fetchone()
             except Exception as e:  # too few rows for f or k: the window gives NULL
                 assert "rows" in str(e), e
                 want = None
@@ -224,6 +251,6 @@ def test_robust_windows_equal_the_aggregate_over_each_frame():
     # a weight of the wrong kind still fails, naming the row
     try:
         con.execute("SELECT ar_krum(rec, 'x', 1) OVER (ORDER BY i ROWS 3 PRECEDING) FROM u").fetchall()
-        assert False
+        raise AssertionError("a text weight was accepted")
     except Exception as e:
         assert "ar_krum" in str(e) and "row 0" in str(e), e

@@ -23,6 +23,7 @@ Records are built and read here in Python, byte-identical to the extension's
 ar() and to Flower's serde; nothing is ever unpickled. Importing the package
 imports NumPy, never torch.
 """
+
 import ast
 import io
 import os
@@ -32,9 +33,21 @@ import struct
 import numpy as np
 
 __all__ = [
-    "loadable_path", "load", "connect", "register", "ExtensionLoadingUnavailable",
-    "to_npy", "from_npy", "to_record", "from_record", "from_state_dict", "to_state_dict",
-    "to_recorddict", "from_recorddict", "MetricRecord", "ConfigRecord",
+    "loadable_path",
+    "load",
+    "connect",
+    "register",
+    "ExtensionLoadingUnavailable",
+    "to_npy",
+    "from_npy",
+    "to_record",
+    "from_record",
+    "from_state_dict",
+    "to_state_dict",
+    "to_recorddict",
+    "from_recorddict",
+    "MetricRecord",
+    "ConfigRecord",
 ]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +63,7 @@ _MAX_HEADER = 100_000  # NumPy itself refuses longer .npy headers by default
 def _version():
     try:
         from importlib.metadata import version
+
         return version("sqlite-arrayrecord")
     except Exception:
         return "unknown"
@@ -59,6 +73,7 @@ __version__ = _version()
 
 
 # --- loading the extension ---------------------------------------------------------
+
 
 class ExtensionLoadingUnavailable(RuntimeError):
     """This Python's sqlite3 module cannot load SQLite extensions."""
@@ -76,13 +91,16 @@ def loadable_path():
     env = os.environ.get("AR_EXTENSION")
     if env:
         return env
-    for path in (os.path.join(_HERE, "arrayrecord.so"),
-                 os.path.normpath(os.path.join(_HERE, "..", "..", "..", "build", "arrayrecord.so"))):
+    for path in (
+        os.path.join(_HERE, "arrayrecord.so"),
+        os.path.normpath(os.path.join(_HERE, "..", "..", "..", "build", "arrayrecord.so")),
+    ):
         if os.path.isfile(path):
             return path
     raise FileNotFoundError(
         "sqlite_arrayrecord: the extension library is missing: install the package "
-        "(pip install ./bindings/python) or run `make` in the repository to build build/arrayrecord.so")
+        "(pip install ./bindings/python) or run `make` in the repository to build build/arrayrecord.so"
+    )
 
 
 def load(conn):
@@ -98,7 +116,8 @@ def load(conn):
             "/usr/bin/python3, python.org or conda builds, or a pyenv Python rebuilt with "
             "PYTHON_CONFIGURE_OPTS='--enable-loadable-sqlite-extensions' pyenv install <version>; or the "
             "pysqlite3 module (connect with pysqlite3.dbapi2 and pass the connection to load()). "
-            "to_record, from_record, to_npy and from_npy work without the extension.")
+            "to_record, from_record, to_npy and from_npy work without the extension."
+        )
     conn.enable_load_extension(True)
     try:
         conn.load_extension(loadable_path())
@@ -142,6 +161,7 @@ def register():
 
 
 # --- .npy ---------------------------------------------------------------------------
+
 
 def _npy_parts(arr, fname):
     """(.npy header bytes, payload as a flat uint8 view or copy) — what
@@ -199,22 +219,22 @@ def _describe(blob):
 def _parse_npy(mv, start, end, fname, where=""):
     """Parse the .npy file in mv[start:end]: (dtype, shape, fortran, payload offset)."""
     n = end - start
-    if n < 10 or mv[start:start + 6] != _MAGIC:
+    if n < 10 or mv[start : start + 6] != _MAGIC:
         raise ValueError(f"{fname}: not a .npy file (no \\x93NUMPY magic; {_describe(mv[start:end])}){where}")
     major = mv[start + 6]
     if major == 1:
-        hlen, hstart = int.from_bytes(mv[start + 8:start + 10], "little"), start + 10
+        hlen, hstart = int.from_bytes(mv[start + 8 : start + 10], "little"), start + 10
     elif major in (2, 3):
         if n < 12:
             raise ValueError(f"{fname}: .npy file truncated in its header{where}")
-        hlen, hstart = int.from_bytes(mv[start + 8:start + 12], "little"), start + 12
+        hlen, hstart = int.from_bytes(mv[start + 8 : start + 12], "little"), start + 12
     else:
         raise ValueError(f"{fname}: unsupported .npy format version {major}.{mv[start + 7]}{where}")
     if hlen > _MAX_HEADER:
         raise ValueError(f"{fname}: .npy header of {hlen} bytes is too long{where}")
     if hstart + hlen > end:
         raise ValueError(f"{fname}: .npy file truncated in its header{where}")
-    raw = (major == 3, bytes(mv[hstart:hstart + hlen]))
+    raw = (major == 3, bytes(mv[hstart : hstart + hlen]))
     parsed = _HEADER_CACHE.get(raw)
     if parsed is None:
         try:
@@ -222,10 +242,14 @@ def _parse_npy(mv, start, end, fname, where=""):
             d = ast.literal_eval(text)
         except Exception:
             raise ValueError(f"{fname}: .npy header is not a Python literal{where}") from None
-        if (not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}
-                or not isinstance(d["descr"], str) or not isinstance(d["fortran_order"], bool)
-                or not isinstance(d["shape"], tuple)
-                or not all(type(x) is int and x >= 0 for x in d["shape"])):
+        if (
+            not isinstance(d, dict)
+            or set(d) != {"descr", "fortran_order", "shape"}
+            or not isinstance(d["descr"], str)
+            or not isinstance(d["fortran_order"], bool)
+            or not isinstance(d["shape"], tuple)
+            or not all(type(x) is int and x >= 0 for x in d["shape"])
+        ):
             raise ValueError(f"{fname}: malformed .npy header {text.strip()!r}{where}")
         parsed = (_numeric_dtype(d["descr"], fname, where), d["shape"], d["fortran_order"])
         _cache(_HEADER_CACHE, raw, parsed)
@@ -247,8 +271,9 @@ def _view(mv, dtype, shape, fortran, offset, end, fname, where, copy):
     for dim in shape:
         count *= dim
     if offset + count * dtype.itemsize > end:
-        raise ValueError(f"{fname}: array data truncated: {end - offset} bytes, dtype and shape need "
-                         f"{count * dtype.itemsize}{where}")
+        raise ValueError(
+            f"{fname}: array data truncated: {end - offset} bytes, dtype and shape need {count * dtype.itemsize}{where}"
+        )
     arr = np.frombuffer(mv, dtype, count, offset).reshape(shape, order="F" if fortran else "C")
     if copy:
         return arr.copy(order="K")
@@ -268,6 +293,7 @@ def from_npy(blob):
 
 
 # --- records (Flower's ArrayRecord protobuf) ----------------------------------------
+
 
 def _varint(v):
     if v < 0x80:
@@ -314,8 +340,7 @@ def _items_of(arrays, fname):
             if not isinstance(key, str):
                 raise TypeError(f"{fname}: keys must be str, not {type(key).__name__}")
         return out
-    raise TypeError(f"{fname}: expected a mapping of names to arrays or a list of arrays, "
-                    f"not {type(arrays).__name__}")
+    raise TypeError(f"{fname}: expected a mapping of names to arrays or a list of arrays, not {type(arrays).__name__}")
 
 
 def _build(items, fname):
@@ -337,8 +362,11 @@ def _build_pieces(items, fname):
             continue
         arr = np.asarray(value)
         header, payload = _npy_parts(arr, fname)
-        pieces += [_item_parts(key, str(arr.dtype), arr.shape, NUMPY_STYPE, len(header) + payload.nbytes, fname),
-                   header, payload]
+        pieces += [
+            _item_parts(key, str(arr.dtype), arr.shape, NUMPY_STYPE, len(header) + payload.nbytes, fname),
+            header,
+            payload,
+        ]
     return pieces
 
 
@@ -378,8 +406,9 @@ def _fields(mv, pos, end, fname, where, fixed=False):
         if wt == 2:
             n, pos = _read_varint(mv, pos, end, fname, where)
             if n > end - pos:
-                raise ValueError(f"{fname}: record blob truncated at byte {end} (a field of {n} bytes at "
-                                 f"byte {pos}){where}")
+                raise ValueError(
+                    f"{fname}: record blob truncated at byte {end} (a field of {n} bytes at byte {pos}){where}"
+                )
             yield num, wt, (pos, pos + n)
             pos += n
         elif wt == 0:
@@ -434,7 +463,7 @@ def _skip_group(mv, pos, end, num, fname, where):
 
 def _text(mv, span, fname, what, where):
     try:
-        return bytes(mv[span[0]:span[1]]).decode("utf-8")
+        return bytes(mv[span[0] : span[1]]).decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{fname}: {what} is not valid UTF-8{where}") from None
 
@@ -503,8 +532,9 @@ def _item_array(mv, item, fname, copy):
     for d in shape:
         count *= d
     if count * dt.itemsize != end - start:
-        raise ValueError(f"{fname}: raw array data has {end - start} bytes, dtype and shape need "
-                         f"{count * dt.itemsize}{where}")
+        raise ValueError(
+            f"{fname}: raw array data has {end - start} bytes, dtype and shape need {count * dt.itemsize}{where}"
+        )
     return _view(mv, dt, tuple(shape), False, start, end, fname, where, copy)
 
 
@@ -525,6 +555,7 @@ def from_record(blob, copy=True):
 
 
 # --- RecordDicts (Flower's RecordDict protobuf) ----------------------------------------
+
 
 class MetricRecord(dict):
     """Marks a dict as a Flower MetricRecord for to_recorddict (a plain dict
@@ -619,8 +650,11 @@ def _len_field(num, body):
 def _value_bytes(v, metric, fname, what):
     """A MetricRecordValue / ConfigRecordValue: the oneof member written even when zero."""
     v = _plain(v)
-    allowed = "a number or a list of numbers in a metric record" if metric else \
-        "a bool, int, float, str, bytes or a list of one of these in a config record"
+    allowed = (
+        "a number or a list of numbers in a metric record"
+        if metric
+        else "a bool, int, float, str, bytes or a list of one of these in a config record"
+    )
     if isinstance(v, (list, tuple)):
         items = [_plain(x) for x in v]
         kinds = {_kind(x, metric) for x in items}
@@ -628,9 +662,11 @@ def _value_bytes(v, metric, fname, what):
             bad = next(x for x in items if _kind(x, metric) is None)
             raise TypeError(f"{fname}: {what} must be {allowed}; its list holds a {type(bad).__name__}")
         if len(kinds) > 1:
-            raise TypeError(f"{fname}: {what} is a list that mixes element types "
-                            f"({', '.join(sorted(type(x).__name__ for x in {type(x): x for x in items}.values()))}; "
-                            f"Flower lists hold one type)")
+            raise TypeError(
+                f"{fname}: {what} is a list that mixes element types "
+                f"({', '.join(sorted(type(x).__name__ for x in {type(x): x for x in items}.values()))}; "
+                f"Flower lists hold one type)"
+            )
         # An empty list: the first type Flower's serde tries (float for metrics, bool for configs).
         kind = kinds.pop() if kinds else ("double" if metric else "bool")
         if kind == "int":
@@ -660,7 +696,9 @@ def _values_record(values, metric, fname, name):
         if not isinstance(key, str):
             raise TypeError(f"{fname}: {label} has a key of type {type(key).__name__}; keys must be str")
         k = key.encode("utf-8")
-        item = (_len_field(1, k) if k else b"") + _len_field(2, _value_bytes(v, metric, fname, f"{label}, key {key!r},"))
+        item = (_len_field(1, k) if k else b"") + _len_field(
+            2, _value_bytes(v, metric, fname, f"{label}, key {key!r},")
+        )
         out.append(_len_field(1, item))
     return b"".join(out)
 
@@ -712,11 +750,14 @@ def to_recorddict(records):
                     raise TypeError(
                         f"{fname}: record {name!r} is a plain {type(rec).__name__}, so an ArrayRecord, but "
                         f"{key!r} holds a {type(arr).__name__}, not an ndarray: wrap metrics in "
-                        f"sar.MetricRecord({{...}}) and configs in sar.ConfigRecord({{...}})")
+                        f"sar.MetricRecord({{...}}) and configs in sar.ConfigRecord({{...}})"
+                    )
             num, body = 2, _build_pieces(arrays, f"{fname}: array record {name!r}")
         else:
-            raise TypeError(f"{fname}: record {name!r} is of type {type(rec).__name__}; expected a mapping of "
-                            f"ndarrays (ArrayRecord), a MetricRecord or a ConfigRecord")
+            raise TypeError(
+                f"{fname}: record {name!r} is of type {type(rec).__name__}; expected a mapping of "
+                f"ndarrays (ArrayRecord), a MetricRecord or a ConfigRecord"
+            )
         size = sum(len(p) if isinstance(p, bytes) else p.nbytes for p in body)
         k = name.encode("utf-8")
         head = (_len_field(1, k) if k else b"") + _varint(num << 3 | 2) + _varint(size)
@@ -776,7 +817,7 @@ def _scalar_from(kind, mv, wt, span, fname, where):
     if kind == "string":
         return _text(mv, span, fname, "string value", where)
     if kind == "bytes":
-        return bytes(mv[span[0]:span[1]])
+        return bytes(mv[span[0] : span[1]])
     v = span & _UINT64_MAX
     if kind == "sint64":
         return (v >> 1) ^ -(v & 1)
@@ -881,11 +922,16 @@ def _recorddict_items(blob, mv, fname, copy):
 
 # --- PyTorch ---------------------------------------------------------------------------
 
+
 def _torch_raw_dtypes(torch):
     """torch dtypes without a NumPy dtype -> safetensors names (as ar_from_safetensors stores them)."""
     out = {torch.bfloat16: "BF16"}
-    for attr, name in (("float8_e5m2", "F8_E5M2"), ("float8_e4m3fn", "F8_E4M3"),
-                       ("float8_e5m2fnuz", "F8_E5M2FNUZ"), ("float8_e4m3fnuz", "F8_E4M3FNUZ")):
+    for attr, name in (
+        ("float8_e5m2", "F8_E5M2"),
+        ("float8_e4m3fn", "F8_E4M3"),
+        ("float8_e5m2fnuz", "F8_E5M2FNUZ"),
+        ("float8_e4m3fnuz", "F8_E4M3FNUZ"),
+    ):
         if hasattr(torch, attr):
             out[getattr(torch, attr)] = name
     return out
@@ -900,6 +946,7 @@ def from_state_dict(state_dict):
     bytes unchanged, exactly as ar_from_safetensors stores them.
     to_state_dict reads them all back bit for bit."""
     import torch
+
     raw = _torch_raw_dtypes(torch)
     items = []
     for key, t in _items_of(state_dict, "from_state_dict"):
@@ -922,6 +969,7 @@ def to_state_dict(blob):
     "safetensors" items from_state_dict and ar_from_safetensors write
     (bfloat16, float8) as well as NumPy items."""
     import torch
+
     if blob is None:
         return None
     by_name = {name: dt for dt, name in _torch_raw_dtypes(torch).items()}
@@ -936,10 +984,12 @@ def to_state_dict(blob):
                 count *= d
             size = torch.empty((), dtype=tdt).element_size()
             if count * size != end - start:
-                raise ValueError(f"to_state_dict: raw array data has {end - start} bytes, dtype and shape need "
-                                 f"{count * size}{where}")
+                raise ValueError(
+                    f"to_state_dict: raw array data has {end - start} bytes, dtype and shape need {count * size}{where}"
+                )
             ints = np.frombuffer(mv, "<u1" if size == 1 else "<i2", count, start).astype(
-                np.uint8 if size == 1 else np.int16)  # native order, and a copy torch may own
+                np.uint8 if size == 1 else np.int16
+            )  # native order, and a copy torch may own
             out[key] = torch.from_numpy(ints).view(tdt).reshape(shape)
             continue
         arr = _item_array(mv, item, "to_state_dict", True)
@@ -947,4 +997,3 @@ def to_state_dict(blob):
             arr = arr.astype(arr.dtype.newbyteorder("="))
         out[key] = torch.from_numpy(arr)
     return out
-
