@@ -133,8 +133,38 @@ $(BUILD)/unit: $(UNIT_SRC) tests/c/unit.h $(PURE_OBJ)
 $(BUILD)/sqlrun: tests/host/sqlrun.c tests/host/opendb.h $(HOST_DEPS)
 	$(CC) $(WARN) $(CFLAGS) $(HOST_FLAGS) -o $@ tests/host/sqlrun.c $(HOST_LINK) $(SQLITE_LIB) $(LIBS)
 
+# TEST_GROUPS: the groups of tests/run to run (default: every group but oom).
 test: $(EXT) $(BUILD)/unit $(BUILD)/sqlrun hosts
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run $(TEST_GROUPS)
+
+# The linters (tests/run lint): ruff, pinned in tests/requirements-lint.txt,
+# in a virtual environment of its own; clang-format-14 is Debian's.
+.PHONY: lint lint-env
+lint-env: $(BUILD)/lint/bin/ruff
+$(BUILD)/lint/bin/ruff: tests/requirements-lint.txt
+	$(PYTHON) -m venv $(BUILD)/lint
+	$(BUILD)/lint/bin/pip install -q --retries 10 -r tests/requirements-lint.txt
+	@touch $@
+lint:
+	@tests/run lint
+
+# The Flower test environment (tests/run flower): build/flwr, a virtual
+# environment from Debian's python3 (its sqlite3 loads extensions), without
+# system site packages (Debian's torch is built for NumPy 1), holding flwr
+# 1.42.0 and NumPy 2 from PyPI, every version pinned in
+# tests/flower/constraints.txt, and this package installed editable: every
+# process Flower starts imports bindings/python and loads build/arrayrecord.so.
+FLWR := $(BUILD)/flwr
+.PHONY: flower-env
+flower-env: $(FLWR)/.installed $(EXT)
+$(FLWR)/.installed: tests/flower/constraints.txt bindings/python/pyproject.toml bindings/python/setup.py
+	rm -rf $(FLWR)
+	$(PYTHON) -m venv $(FLWR)
+	$(FLWR)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/flower/constraints.txt setuptools wheel
+	$(FLWR)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/flower/constraints.txt flwr==1.42.0
+	$(FLWR)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	@$(FLWR)/bin/python -c "import flwr, numpy; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__)"
+	@touch $@
 
 demo: $(EXT)
 	@rm -f $(BUILD)/demo.db

@@ -80,9 +80,12 @@ fuzz-merge: fuzz-build
 	@tests/fuzz/run merge build/fuzz 0 $(FUZZ_ONLY)
 
 # tests/python/test_readme.py runs build/sqlrun, hence the plain build first.
+# The groups are named: every group that runs our C (not lint, which runs
+# none), the Python ones through an ASan-preloaded interpreter.
+SAN_GROUPS ?= unit sql bad fuzz python stress
 sanitize: build/san/python3 build/sqlrun
 	@$(MAKE) --no-print-directory BUILD=build/san CC=$(SAN_CC) CFLAGS="$(SAN_FLAGS)" HOST_STATIC=1 \
-	  SO_FLAGS=-shared-libasan PYTHON=$(CURDIR)/build/san/python3 test
+	  SO_FLAGS=-shared-libasan PYTHON=$(CURDIR)/build/san/python3 TEST_GROUPS="$(SAN_GROUPS)" test
 	@BUILD=build/san tests/run oom
 
 # Python loads the ASan-built .so with the ASan runtime preloaded; leaks are

@@ -9,6 +9,7 @@ builds from a checkout and from an sdist alike. No Python C API is used:
 the library is a SQLite extension, loaded by path, so the wheel is tagged
 py3-none-<platform>.
 """
+
 import os
 import shlex
 import shutil
@@ -30,8 +31,10 @@ def source_root():
     for root in (BUNDLED, REPO):
         if os.path.isfile(os.path.join(root, "src", "arrayrecord.c")) and os.path.isfile(os.path.join(root, "VERSION")):
             return root
-    raise SystemExit("sqlite-arrayrecord: C sources not found: build from a checkout of the repository "
-                     f"(expected {REPO}/src) or from an sdist (csrc/)")
+    raise SystemExit(
+        "sqlite-arrayrecord: C sources not found: build from a checkout of the repository "
+        f"(expected {REPO}/src) or from an sdist (csrc/)"
+    )
 
 
 def version():
@@ -43,8 +46,14 @@ def compile_library(out, tmp):
     """cc the codec, math and SQL sources as the Makefile does; link out."""
     root = source_root()
     cc = shlex.split(os.environ.get("CC", "cc"))
-    flags = ["-std=c99", "-O2", "-fPIC", "-fvisibility=hidden",
-             "-I" + os.path.join(root, "src"), "-I" + os.path.join(root, "include")]
+    flags = [
+        "-std=c99",
+        "-O2",
+        "-fPIC",
+        "-fvisibility=hidden",
+        "-I" + os.path.join(root, "src"),
+        "-I" + os.path.join(root, "include"),
+    ]
     flags += shlex.split(os.environ.get("CFLAGS", ""))
     jobs = []
     for folder in ("codec", "math", "sql"):
@@ -66,8 +75,9 @@ def compile_library(out, tmp):
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         objs = list(pool.map(one, jobs))
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    subprocess.run(cc + ["-shared", "-o", out] + objs + shlex.split(os.environ.get("LDFLAGS", "")) + ["-lm", "-lz"],
-                   check=True)
+    subprocess.run(
+        cc + ["-shared", "-o", out] + objs + shlex.split(os.environ.get("LDFLAGS", "")) + ["-lm", "-lz"], check=True
+    )
 
 
 class BuildPy(build_py):
@@ -75,9 +85,16 @@ class BuildPy(build_py):
 
     def run(self):
         super().run()
+        if getattr(self, "editable_mode", False):
+            # An editable install (pip install -e) runs from the checkout,
+            # where loadable_path() finds build/arrayrecord.so from `make`:
+            # a copy compiled here would go stale as the C sources change.
+            return
         build = self.get_finalized_command("build")
-        compile_library(os.path.join(self.build_lib, "sqlite_arrayrecord", "arrayrecord.so"),
-                        os.path.join(build.build_temp, "arrayrecord-obj"))
+        compile_library(
+            os.path.join(self.build_lib, "sqlite_arrayrecord", "arrayrecord.so"),
+            os.path.join(build.build_temp, "arrayrecord-obj"),
+        )
 
 
 class Sdist(sdist):

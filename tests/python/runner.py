@@ -7,6 +7,7 @@ NumPy cross-checks cannot run, and they are reported as SKIP loudly, never
 as passed. A test that cannot run here (an optional module missing, say)
 raises Skip with the reason and the install line.
 """
+
 import importlib
 import os
 import sys
@@ -26,17 +27,21 @@ class Skip(Exception):
 sys.modules.setdefault("runner", sys.modules[__name__])
 
 
-def main():
+def main(folder=HERE, group="python", only=None):
+    """Runs the test_*.py modules of folder, labelled group/module.name."""
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     try:
         import numpy  # noqa: F401
+
         have_numpy = True
     except ImportError:
         have_numpy = False
         print("!! NumPy is missing: install it with 'apt-get install -y python3-numpy'.")
         print("!! Every NumPy cross-check below is SKIPPED (not passed).")
     failed = 0
-    modules = sorted(f[:-3] for f in os.listdir(HERE) if f.startswith("test_") and f.endswith(".py"))
-    only = sys.argv[1:]
+    modules = sorted(f[:-3] for f in os.listdir(folder) if f.startswith("test_") and f.endswith(".py"))
+    only = sys.argv[1:] if only is None else only
     for modname in modules:
         if only and modname not in only:
             continue
@@ -44,19 +49,19 @@ def main():
             mod = importlib.import_module(modname)
         except ImportError as e:
             if not have_numpy and "numpy" in str(e):
-                print(f"SKIP python/{modname}: NumPy missing")
+                print(f"SKIP {group}/{modname}: NumPy missing")
             else:
-                print(f"FAIL python/{modname} (import)")
+                print(f"FAIL {group}/{modname} (import)")
                 traceback.print_exc(file=sys.stdout)
                 failed += 1
             continue
         except Exception:
-            print(f"FAIL python/{modname} (import)")
+            print(f"FAIL {group}/{modname} (import)")
             traceback.print_exc(file=sys.stdout)
             failed += 1
             continue
         for name in sorted(n for n in dir(mod) if n.startswith("test_") and callable(getattr(mod, n))):
-            label = f"python/{modname}.{name}"
+            label = f"{group}/{modname}.{name}"
             try:
                 getattr(mod, name)()
             except Skip as e:
