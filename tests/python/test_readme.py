@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Every example in README.md and docs/reference.md runs and prints what the
-text says.
+"""Every example in README.md and docs/*.md runs and prints what the text
+says (a page added to docs/ is read by itself: the list is a glob).
 
 An example is a ```sql block; each statement is followed by the lines it
 prints, written as comments:
@@ -12,16 +12,64 @@ Several rows are several comment lines; an error is "-- error: message".
 A block whose fence says ```sql norun is not run. Statements of one block
 share one database, in order. The statements run in build/sqlrun (the
 golden-test host), so the formatting is the one tests/sql uses.
+
+A ```python block runs here, with Debian's python3 (no Flower). Its fence
+names its kind: ```python norun is not run; ```python flower is Flower code,
+run against flwr 1.42 by tests/flower/test_readme_flower.py. Code that
+imports flwr must be ```python flower, in README.md, docs/*.md and
+bindings/python/README.md alike: Flower code never hides behind norun.
 """
 
+import ast
+import glob
 import os
 import re
 import subprocess
+import textwrap
 
 from arlib import EXT, ROOT
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
-DOCS = ["README.md", os.path.join("docs", "reference.md")]
+
+
+def doc_files():
+    """README.md and every docs/*.md page, as paths relative to the root."""
+    pages = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    return ["README.md"] + pages
+
+
+DOCS = doc_files()
+# These must have ```sql examples; a page added later is run if it has any.
+SQL_DOCS = ["README.md", os.path.join("docs", "reference.md")]
+# Where Flower code may appear: the documents above and the package's README.
+FLOWER_DOCS = DOCS + [os.path.join("bindings", "python", "README.md")]
+PYTHON_KINDS = ("", "norun", "flower")
+
+
+def python_blocks(docs):
+    """(doc, line, kind, code) for every ```python block of docs; kind is the
+    rest of the fence line ('', 'norun', 'flower', ...)."""
+    for doc in docs:
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text = f.read()
+        for m in re.finditer(r"^([ \t]*)```python([^\n]*)\n(.*?)^[ \t]*```", text, re.S | re.M):
+            line = text.count("\n", 0, m.start()) + 1
+            yield doc, line, m.group(2).strip(), textwrap.dedent(m.group(3))
+
+
+def imports_flwr(code):
+    """True if code imports flwr (any spelling); code that does not parse
+    counts if it names flwr at all."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return re.search(r"\bflwr\b", code) is not None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "flwr" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "flwr" and not node.level:
+            return True
+    return False
 
 
 def examples():
@@ -36,7 +84,7 @@ def examples():
                 continue
             line = text.count("\n", 0, m.start()) + 1
             yield doc, line, m.group(2)
-        assert found, f"no ```sql examples in {doc}"
+        assert found or doc not in SQL_DOCS, f"no ```sql examples in {doc}"
 
 
 def parse_block(block):
@@ -62,7 +110,7 @@ def parse_block(block):
 def test_readme_examples_run():
     checked = 0
     failures = []
-    per_doc = dict.fromkeys(DOCS, 0)
+    per_doc = dict.fromkeys(SQL_DOCS, 0)
     for doc, line, block in examples():
         pairs = parse_block(block)
         script = "\n".join(s for s, _ in pairs) + "\n"
@@ -85,32 +133,50 @@ def test_readme_examples_run():
             continue
         for (stmt, expect), out in zip(pairs, cleaned):
             checked += 1
-            per_doc[doc] += 1
+            per_doc[doc] = per_doc.get(doc, 0) + 1
             if not expect and any(o.startswith("error:") for o in out):
                 failures.append(f"{doc} line {line}: {stmt!r} failed: {out}")
             if expect and out != expect:
                 failures.append(f"{doc} line {line}: {stmt!r}\n    expected {expect}\n    got      {out}")
     assert not failures, "\n".join(failures)
     assert checked > 0, "no examples found"
-    assert all(per_doc.values()), f"examples run per file: {per_doc}"
+    assert all(per_doc[d] for d in SQL_DOCS), f"examples run per file: {per_doc}"
 
 
 def test_readme_python_examples_run():
-    """The ```python blocks run as written (database in a temporary folder)."""
+    """The ```python blocks run as written (database in a temporary folder);
+    ```python norun and ```python flower blocks are not run here."""
     import tempfile
 
-    blocks = []
-    for doc in DOCS:
-        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
-            text = f.read()
-        blocks += [(doc, code) for code in re.findall(r"```python\n(.*?)```", text, re.S)]
+    blocks, unknown = [], []
+    for doc, line, kind, code in python_blocks(DOCS):
+        if kind not in PYTHON_KINDS:
+            unknown.append(f"{doc} line {line}: ```python {kind}")
+        elif kind == "":
+            blocks.append((doc, line, code))
+    assert not unknown, "unknown kinds of ```python block (known: '', norun, flower):\n" + "\n".join(unknown)
     assert blocks, "no python examples in README"
-    for doc, code in blocks:
+    for doc, line, code in blocks:
         code = code.replace('"./build/arrayrecord"', repr(EXT))
         with tempfile.TemporaryDirectory() as tmp:
             cwd = os.getcwd()
             os.chdir(tmp)
             try:
-                exec(compile(code, doc, "exec"), {"__name__": "readme"})
+                exec(compile("\n" * line + code, doc, "exec"), {"__name__": "readme"})
             finally:
                 os.chdir(cwd)
+
+
+def test_flower_code_is_fenced_python_flower():
+    """A ```python block that imports flwr is ```python flower (run against
+    Flower by the flower group), never norun nor plain."""
+    hidden = [
+        f"{doc} line {line}: ```{' '.join(['python', kind]).strip()} imports flwr: fence it ```python flower"
+        for doc, line, kind, code in python_blocks(FLOWER_DOCS)
+        if kind != "flower" and imports_flwr(code)
+    ]
+    assert not hidden, "\n".join(hidden)
+    # the detector itself: each spelling of a Flower import is seen
+    for code in ("from flwr.app import ArrayRecord\n", "import flwr\n", "import numpy, flwr.common\n", "x = (\nflwr"):
+        assert imports_flwr(code), code
+    assert not imports_flwr("import flwrx\nfrom .flwr import y\n# flwr\n")
