@@ -28,7 +28,7 @@ import traceback
 import numpy as np
 from arlib import ROOT
 from flwr.app import Array, ArrayRecord, ConfigRecord, Error, MetricRecord, RecordDict
-from flwr.common.constant import ErrorCode
+from flwr.common.constant import SUPERLINK_NODE_ID, ErrorCode
 from flwr.common.serde import recorddict_from_proto
 from flwr.proto.recorddict_pb2 import RecordDict as RecordDictProto
 from flwr.serverapp.strategy import FedAvg
@@ -99,7 +99,6 @@ def make_prelude(tmp):
         "messages": messages,
         "server_round": SERVER_ROUND,
         "db": sar.connect(os.path.join(tmp, "runs.db")),
-        "arrays": arrays,  # what the instructions carry (for the checks)
     }
 
 
@@ -145,8 +144,10 @@ def check_logged_replies(ns, prelude):
     rows = db.execute("SELECT round, node_id, content FROM replies ORDER BY rowid").fetchall()
     got = [(r, n) for r, n, _ in rows]
     assert got == [(server_round, m.metadata.src_node_id) for m in ok], f"(round, node_id) rows {got}"
+    sent = {m.metadata.message_id for m in prelude["messages"]}
     for (_, node, blob), reply in zip(rows, ok):
-        assert reply.metadata.dst_node_id == 1 and reply.metadata.reply_to_message_id, reply.metadata
+        meta = reply.metadata
+        assert meta.dst_node_id == SUPERLINK_NODE_ID and meta.reply_to_message_id in sent, meta
         assert recorddict_from_proto(RecordDictProto.FromString(blob)) == reply.content, node
         ours = sar.from_recorddict(blob)
         assert list(ours) == list(reply.content) == ["arrays", "metrics"], (node, list(ours))
