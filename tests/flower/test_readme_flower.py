@@ -238,6 +238,8 @@ def test_flower_blocks_declare_what_they_assume():
 
 
 def test_flower_blocks_run():
+    # tests/run names the library relative to the root; the blocks run elsewhere
+    os.environ["AR_EXTENSION"] = os.path.join(ROOT, os.environ.get("AR_EXTENSION", "build/arrayrecord"))
     failures = []
     for doc, line, code in flower_blocks():
         with tempfile.TemporaryDirectory() as tmp, quiet_flower():
