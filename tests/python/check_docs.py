@@ -50,8 +50,15 @@ def reference_entries():
     return entries
 
 
-# Documents whose relative links are checked.
-LINKED = ["README.md", REFERENCE, "CONTRIBUTING.md", os.path.join("bench", "README.md")]
+# Documents whose relative links are checked: every page under docs/ (found,
+# not listed, so a new page is checked from its first commit) and these.
+LINKED = [
+    "README.md",
+    "CONTRIBUTING.md",
+    os.path.join("bench", "README.md"),
+    os.path.join("bindings", "python", "README.md"),
+]
+LINKED += sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
 
 
 def github_anchor(title):
