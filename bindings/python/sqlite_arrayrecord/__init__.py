@@ -20,8 +20,10 @@ sqlite3:    register() makes ndarrays bind as .npy BLOBs and converts columns
             declared NPY and ARRAYRECORD (connect() calls it).
 
 Records are built and read here in Python, byte-identical to the extension's
-ar() and to Flower's serde; nothing is ever unpickled. Importing the package
-imports NumPy, never torch.
+ar() and to Flower's serde; nothing is ever unpickled. The readers, as the
+extension's ar_valid does, refuse a NumPy item whose dtype or shape field
+disagrees with its .npy header. Importing the package imports NumPy, never
+torch.
 
 The code lives in one module a job, and every name above can be imported
 from its module too: _extension (loading, register), npy, record (with

@@ -102,7 +102,9 @@ def to_record(arrays):
 
 
 def _array_fields(mv, span, fname, where, item):
-    """Read the Array message in mv[span[0]:span[1]] into item = [dtype, shape, stype, data]."""
+    """Merge one occurrence of an Array message into item = [dtype, shape, stype, data]:
+    protobuf's merge, as the extension reads it (the last dtype, stype and data win,
+    shapes add up)."""
     for num, wt, fspan in fields(mv, span[0], span[1], fname, where):
         if num == 1 and wt == 2:
             item[0] = text(mv, fspan, fname, "dtype", where)
@@ -130,12 +132,12 @@ def _record_items(blob, fname):
         raise ValueError(f"{fname}: this BLOB is a .npy file, not an ArrayRecord: use from_npy")
     out, seen = [], set()
     for index, where, span in repeated_items(mv, 0, end, fname, "record"):
-        key, value = "", None
+        key, values = "", []
         for inum, iwt, ispan in fields(mv, span[0], span[1], fname, where):
             if inum == 1 and iwt == 2:
                 key = text(mv, ispan, fname, "key", where)
             elif inum == 2 and iwt == 2:
-                value = ispan
+                values.append(ispan)
             elif inum in (1, 2):
                 raise ValueError(f"{fname}: item field {inum} has wire type {iwt}, not 2{where}")
         where = f" (item {index}, key {key!r})"
@@ -143,7 +145,7 @@ def _record_items(blob, fname):
             raise ValueError(f"{fname}: duplicate key{where}")
         seen.add(key)
         item = ["", [], "", (0, 0)]
-        if value is not None:
+        for value in values:
             _array_fields(mv, value, fname, where, item)
         dtype, shape, stype, data = item
         # int32 on the wire: a negative dimension arrives as a 64-bit two's complement varint.
@@ -158,7 +160,14 @@ def _item_array(mv, item, fname, copy):
     index, key, dtype, shape, stype, (start, end), where = item
     if stype == NUMPY_STYPE:
         dt, shp, fortran, offset = _parse_npy(mv, start, end, fname, where)
-        return _view(mv, dt, shp, fortran, offset, end, fname, where, copy)
+        arr = _view(mv, dt, shp, fortran, offset, end, fname, where, copy)
+        # Flower writes dtype = str(arr.dtype) and shape = list(arr.shape): the
+        # extension's ar_valid refuses an item whose fields say otherwise.
+        if dtype != str(dt):
+            raise ValueError(f"{fname}: dtype {dtype!r} does not match the .npy dtype {str(dt)!r}{where}")
+        if tuple(shape) != shp:
+            raise ValueError(f"{fname}: shape does not match the .npy shape{where}")
+        return arr
     # A legacy raw buffer: dtype and shape from the message, C order, as np.frombuffer reads it.
     hint = "; to_state_dict reads it as a torch tensor" if stype == SAFETENSORS_STYPE else ""
     dt = _numeric_dtype(dtype, fname, where + hint)
@@ -181,7 +190,8 @@ def from_record(blob, copy=True):
     .npy; legacy items of another stype are raw buffers read with the
     message's dtype and shape, as the extension reads them. Items NumPy cannot
     hold (bfloat16 and the other safetensors raw dtypes) are refused with an
-    error; to_state_dict reads those."""
+    error; to_state_dict reads those. A NumPy item whose dtype or shape field
+    disagrees with its .npy header is refused, as ar_valid refuses it."""
     if blob is None:
         return None
     mv, items = _record_items(blob, "from_record")

@@ -19,7 +19,7 @@ import struct
 import numpy as np
 
 from ._protobuf import fields, len_field, read_varint, repeated_items, text, varint
-from .npy import _MAGIC, _parse_npy
+from .npy import _MAGIC
 from .record import NUMPY_STYPE, _build_pieces, _item_array, _items_of, _record_items
 
 __all__ = ["to_recorddict", "from_recorddict", "MetricRecord", "ConfigRecord"]
@@ -166,13 +166,14 @@ def _values_record(values, metric, fname, name):
 
 
 def _check_record_blob(blob, fname, name):
-    """ArrayRecord bytes given as they are: every NumPy item's .npy header is checked."""
+    """ArrayRecord bytes given as they are: checked as rd() checks them (every
+    NumPy item's .npy, and its dtype and shape fields against the header)."""
     label = f"{fname}: array record {name!r}"
     try:
         mv, items = _record_items(blob, label)
         for item in items:
             if item[4] == NUMPY_STYPE:
-                _parse_npy(mv, item[5][0], item[5][1], label, item[6])
+                _item_array(mv, item, label, False)
     except ValueError as e:
         raise ValueError(f"{e} (the bytes given for array record {name!r} are not an ArrayRecord)") from None
     return bytes(blob)
@@ -321,8 +322,9 @@ def from_recorddict(blob, copy=True):
     bool, str, bytes, lists). to_recorddict of the result gives the same
     bytes. Reading is as lenient as protobuf (any field order, unknown fields
     skipped, lists packed or not); names and keys must be unique and every
-    item must hold a record. Anything else gets an error saying what it looks
-    like."""
+    item must hold a record, and an ArrayRecord's NumPy items must agree with
+    their .npy headers (as from_record). Anything else gets an error saying
+    what it looks like."""
     if blob is None:
         return None
     fname = "from_recorddict"

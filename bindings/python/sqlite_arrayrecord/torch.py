@@ -58,7 +58,8 @@ def to_state_dict(blob):
     """Flower ArrayRecord bytes -> {key: torch.Tensor}, in record order, ready
     for module.load_state_dict(). The tensors own their memory. Reads the raw
     "safetensors" items from_state_dict and ar_from_safetensors write
-    (bfloat16, float8) as well as NumPy items."""
+    (bfloat16, float8) as well as NumPy items, checked as from_record
+    checks them."""
     import torch
 
     if blob is None:
