@@ -10,7 +10,8 @@ table lists each module.
 Checks: a NumPy item whose dtype or shape field disagrees with its .npy
 header is refused by from_record, from_recorddict and to_recorddict with
 the extension's own words (tests/bad/record_mismatch, and random items
-compared with ar_valid/ar_error).
+compared with ar_valid/ar_error); anything but bytes is a TypeError naming
+the function.
 """
 
 import ast
@@ -27,6 +28,7 @@ import sys
 import numpy as np
 from arlib import EXT, ROOT, _field, array_message, npy_bytes, varint
 from arlib import connect as ar_connect
+from test_package_recorddict import expect_error
 
 PKG_SRC = os.path.join(ROOT, "bindings", "python")
 PKG_DIR = os.path.join(PKG_SRC, "sqlite_arrayrecord")
@@ -271,3 +273,36 @@ def test_raw_items_keep_their_fields():
         for back in (sar.from_record(rec)["w"], sar.from_recorddict(recorddict_of("r", rec))["r"]["w"]):
             assert back.dtype == np.dtype(">i4") and back.shape == (2, 3) and np.array_equal(back, arr), stype
         assert sar.from_recorddict(sar.to_recorddict({"r": rec}))["r"]["w"].tolist() == arr.tolist()
+
+
+# --- bytes in ---------------------------------------------------------------------------
+
+
+def readers():
+    out = [sar.from_npy, sar.from_record, sar.from_recorddict]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass  # to_state_dict imports torch before it looks at its argument
+    else:
+        out.append(sar.to_state_dict)
+    return out
+
+
+def test_non_bytes_input_is_a_type_error_naming_the_function():
+    for fn in readers():
+        for bad in ("hello", 123, 1.5, [1, 2], {"a": 1}, object()):
+            expect_error(fn, bad, TypeError, "expected bytes, bytearray or memoryview", f"not {type(bad).__name__}")
+        expect_error(fn, memoryview(bytes(range(16)))[::2], TypeError, "expected contiguous bytes")
+        assert fn(None) is None
+
+
+def test_bytes_like_inputs_read_alike():
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    npy, rec = sar.to_npy(arr), sar.to_record({"w": arr})
+    rd = sar.to_recorddict({"r": {"w": arr}, "m": sar.MetricRecord(loss=0.5)})
+    for wrap in (bytes, bytearray, memoryview, lambda b: np.frombuffer(b, np.uint8)):
+        assert np.array_equal(sar.from_npy(wrap(npy)), arr)
+        assert np.array_equal(sar.from_record(wrap(rec))["w"], arr)
+        back = sar.from_recorddict(wrap(rd))
+        assert np.array_equal(back["r"]["w"], arr) and back["m"] == {"loss": 0.5}

@@ -20,7 +20,8 @@ sqlite3:    register() makes ndarrays bind as .npy BLOBs and converts columns
             declared NPY and ARRAYRECORD (connect() calls it).
 
 Records are built and read here in Python, byte-identical to the extension's
-ar() and to Flower's serde; nothing is ever unpickled. The readers, as the
+ar() and to Flower's serde; nothing is ever unpickled. The readers take
+bytes (anything else is a TypeError naming the function) and, as the
 extension's ar_valid does, refuse a NumPy item whose dtype or shape field
 disagrees with its .npy header. Importing the package imports NumPy, never
 torch.

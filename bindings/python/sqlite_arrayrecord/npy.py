@@ -27,6 +27,20 @@ def _cache(cache, key, value):
     cache[key] = value
 
 
+def _byte_view(blob, fname):
+    """blob (bytes, bytearray, memoryview or another bytes-like object) as a
+    flat memoryview of bytes; a TypeError naming fname for anything else."""
+    try:
+        mv = memoryview(blob)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: expected bytes, bytearray or memoryview (a bytes-like object), not {type(blob).__name__}"
+        ) from None
+    if not mv.c_contiguous:
+        raise TypeError(f"{fname}: expected contiguous bytes; this {type(blob).__name__} is a strided view")
+    return mv.cast("B")
+
+
 def _npy_parts(arr, fname):
     """(.npy header bytes, payload as a flat uint8 view or copy) — what
     numpy.save writes for arr, in two pieces so records join them once."""
@@ -138,9 +152,10 @@ def _view(mv, dtype, shape, fortran, offset, end, fname, where, copy):
 def from_npy(blob):
     """.npy bytes -> a new ndarray (None -> None). Object, string and
     structured dtypes are refused and nothing is unpickled; a record or any
-    other BLOB gets an error saying what it looks like."""
+    other BLOB gets an error saying what it looks like, anything but bytes
+    a TypeError."""
     if blob is None:
         return None
-    mv = memoryview(blob).cast("B")
+    mv = _byte_view(blob, "from_npy")
     dtype, shape, fortran, offset = _parse_npy(mv, 0, len(mv), "from_npy")
     return _view(mv, dtype, shape, fortran, offset, len(mv), "from_npy", "", True)

@@ -15,7 +15,7 @@ item reader and builder here serve the RecordDict and PyTorch codecs too.
 import numpy as np
 
 from ._protobuf import fields, len_field, read_varint, repeated_items, text, varint
-from .npy import _MAGIC, _npy_parts, _numeric_dtype, _parse_npy, _view
+from .npy import _MAGIC, _byte_view, _npy_parts, _numeric_dtype, _parse_npy, _view
 
 __all__ = ["to_record", "from_record", "NUMPY_STYPE", "SAFETENSORS_STYPE"]
 
@@ -126,7 +126,7 @@ def _array_fields(mv, span, fname, where, item):
 def _record_items(blob, fname):
     """Each item of a record as (index, key, dtype, shape, stype, (data start, end), where),
     read as proto3 allows: any field order, unknown fields skipped, shape packed or not."""
-    mv = memoryview(blob).cast("B")
+    mv = _byte_view(blob, fname)
     end = len(mv)
     if end and mv[:6] == _MAGIC:
         raise ValueError(f"{fname}: this BLOB is a .npy file, not an ArrayRecord: use from_npy")
@@ -191,7 +191,8 @@ def from_record(blob, copy=True):
     message's dtype and shape, as the extension reads them. Items NumPy cannot
     hold (bfloat16 and the other safetensors raw dtypes) are refused with an
     error; to_state_dict reads those. A NumPy item whose dtype or shape field
-    disagrees with its .npy header is refused, as ar_valid refuses it."""
+    disagrees with its .npy header is refused, as ar_valid refuses it; a
+    blob that is not bytes is a TypeError."""
     if blob is None:
         return None
     mv, items = _record_items(blob, "from_record")

@@ -19,7 +19,7 @@ import struct
 import numpy as np
 
 from ._protobuf import fields, len_field, read_varint, repeated_items, text, varint
-from .npy import _MAGIC
+from .npy import _MAGIC, _byte_view
 from .record import NUMPY_STYPE, _build_pieces, _item_array, _items_of, _record_items
 
 __all__ = ["to_recorddict", "from_recorddict", "MetricRecord", "ConfigRecord"]
@@ -324,13 +324,11 @@ def from_recorddict(blob, copy=True):
     skipped, lists packed or not); names and keys must be unique and every
     item must hold a record, and an ArrayRecord's NumPy items must agree with
     their .npy headers (as from_record). Anything else gets an error saying
-    what it looks like."""
+    what it looks like; a blob that is not bytes is a TypeError."""
     if blob is None:
         return None
     fname = "from_recorddict"
-    if isinstance(blob, str):
-        raise TypeError(f"{fname}: expected the RecordDict's bytes, not str")
-    mv = memoryview(blob).cast("B")
+    mv = _byte_view(blob, fname)
     try:
         return _recorddict_items(mv, fname, copy)
     except ValueError as e:
