@@ -25,9 +25,16 @@ import glob
 import os
 import re
 import subprocess
+import sys
+import tempfile
 import textwrap
 
 from arlib import EXT, ROOT
+from runner import Skip
+
+# The blocks import the package from this checkout, installed or not.
+if os.path.join(ROOT, "bindings", "python") not in sys.path:
+    sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
 
@@ -146,7 +153,6 @@ def test_readme_examples_run():
 def test_readme_python_examples_run():
     """The ```python blocks run as written (database in a temporary folder);
     ```python norun and ```python flower blocks are not run here."""
-    import tempfile
 
     blocks, unknown = [], []
     for doc, line, kind, code in python_blocks(DOCS):
@@ -167,6 +173,45 @@ def test_readme_python_examples_run():
                 exec(compile("\n" * line + code, doc, "exec"), {"__name__": "readme"})
             finally:
                 os.chdir(cwd)
+
+
+def test_package_readme_python_examples_run():
+    """The plain ```python blocks of bindings/python/README.md run as written
+    (in a temporary folder); one that imports torch is a loud skip where
+    torch is missing."""
+    import contextlib
+    import io
+
+    doc = os.path.join("bindings", "python", "README.md")
+    blocks = [(line, code) for _, line, kind, code in python_blocks([doc]) if kind == ""]
+    assert blocks, "no python examples in " + doc
+    ext = os.environ["AR_EXTENSION"] = os.path.join(ROOT, EXT)
+    missing = []
+    for line, code in blocks:
+        if re.search(r"^import torch|^from torch", code, re.M):
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                missing.append(line)
+                continue
+        code = code.replace('"./build/arrayrecord"', repr(ext))
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            out = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out):
+                    exec(compile("\n" * line + code, doc, "exec"), {"__name__": "readme"})
+            finally:
+                os.chdir(cwd)
+        # what a `print(...)  # expected` line says it prints, it prints
+        said = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)  # (.*)$", code, re.M)]
+        printed = out.getvalue().splitlines()
+        for want in said:
+            if not want.startswith("converted"):
+                assert any(want in p for p in printed), (doc, line, want, printed)
+    if missing:
+        raise Skip(f"{doc}: the PyTorch example(s) at line(s) {missing} need torch: apt-get install -y python3-torch")
 
 
 def test_flower_code_is_fenced_python_flower():
