@@ -382,8 +382,30 @@ int st_to_record(const st_file *f, buf_t *out, codec_err *err) {
   return CODEC_OK;
 }
 
-static int is_st_item(const record_item *it) {
+int st_is_raw_item(const record_item *it) {
   return it->stype.n == sizeof(ST_STYPE) - 1 && memcmp(it->stype.p, ST_STYPE, sizeof(ST_STYPE) - 1) == 0;
+}
+
+int st_raw_item_validate(const record_item *it, int index, codec_err *err) {
+  char where[CODEC_QUOTE_MAX + 40];
+  uint64_t numel, bits;
+  int64_t shape[RECORD_MAX_DIMS];
+  codec_err tmp;
+  int code = st_dtype_code(it->dtype.p, it->dtype.n), ndim;
+  if (code < 0 || st_dtypes[code].np >= 0) {
+    char q[CODEC_QUOTE_MAX];
+    return codec_fail(err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%s', which is not a raw safetensors dtype%s",
+                      codec_quote(q, sizeof(q), it->dtype.p, it->dtype.n),
+                      array_where(where, sizeof(where), it, index));
+  }
+  ndim = record_item_shape(it, shape);
+  if (npy_shape_numel(ndim, shape, &numel, &tmp) || size_mul(numel, (uint64_t)st_dtypes[code].bits, &bits))
+    return codec_fail(err, CODEC_CORRUPT, "shape overflows%s", array_where(where, sizeof(where), it, index));
+  if (bits % 8 || bits / 8 != it->data.n)
+    return codec_fail(err, CODEC_CORRUPT, "data has %llu bytes, shape and dtype %s need %llu%s%s",
+                      (unsigned long long)it->data.n, st_dtypes[code].name, (unsigned long long)(bits / 8),
+                      bits % 8 ? " and a fraction" : "", array_where(where, sizeof(where), it, index));
+  return CODEC_OK;
 }
 
 /* What one item becomes: dtype code, shape and byte length. */
@@ -399,23 +421,10 @@ static int plan_item(const record_item *it, int index, st_plan *p, codec_err *er
   int rc;
   if (it->key.n == 12 && memcmp(it->key.p, "__metadata__", 12) == 0)
     return codec_fail(err, CODEC_UNSUPPORTED, "key '__metadata__' is reserved in safetensors (item %d)", index);
-  if (is_st_item(it)) {
-    uint64_t numel, bits;
-    codec_err tmp;
+  if (st_is_raw_item(it)) {
+    if ((rc = st_raw_item_validate(it, index, err)) != CODEC_OK) return rc;
     p->code = st_dtype_code(it->dtype.p, it->dtype.n);
-    if (p->code < 0 || st_dtypes[p->code].np >= 0) {
-      char q[CODEC_QUOTE_MAX];
-      return codec_fail(
-          err, CODEC_CORRUPT, "stype 'safetensors' with dtype '%s', which is not a raw safetensors dtype%s",
-          codec_quote(q, sizeof(q), it->dtype.p, it->dtype.n), array_where(where, sizeof(where), it, index));
-    }
     p->ndim = record_item_shape(it, p->shape);
-    if (npy_shape_numel(p->ndim, p->shape, &numel, &tmp) || size_mul(numel, (uint64_t)st_dtypes[p->code].bits, &bits))
-      return codec_fail(err, CODEC_CORRUPT, "shape overflows%s", array_where(where, sizeof(where), it, index));
-    if (bits % 8 || bits / 8 != it->data.n)
-      return codec_fail(err, CODEC_CORRUPT, "data has %llu bytes, shape and dtype %s need %llu%s%s",
-                        (unsigned long long)it->data.n, st_dtypes[p->code].name, (unsigned long long)(bits / 8),
-                        bits % 8 ? " and a fraction" : "", array_where(where, sizeof(where), it, index));
     p->nbytes = it->data.n;
     return CODEC_OK;
   }
@@ -438,7 +447,7 @@ static int put_data(buf_t *out, const record_item *it, int index, codec_err *err
   npy_array a;
   unsigned char *dst;
   int rc;
-  if (is_st_item(it)) {
+  if (st_is_raw_item(it)) {
     buf_append(out, it->data.p, it->data.n);
     return CODEC_OK;
   }

@@ -66,6 +66,12 @@ void st_file_free(st_file *f);
 ** Tensors are left sorted by data offset. */
 int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err);
 
+/* Is it a raw item (stype "safetensors": a dtype NumPy lacks, kept as the
+** file's bytes)? Is it a valid one: a raw safetensors dtype name, and as
+** many bytes as its shape needs? */
+int st_is_raw_item(const record_item *it);
+int st_raw_item_validate(const record_item *it, int index, codec_err *err);
+
 /* The safetensors dtype name of code, and the code of a name (-1). */
 int st_dtype_code(const unsigned char *name, uint64_t n);
 

@@ -176,6 +176,18 @@ def test_raw_bf16_and_f8_tensors_round_trip():
         assert str(e) == "ar_get: unsupported dtype 'BF16' (not a NumPy numeric dtype) (item 1, key 'h')"
     else:
         raise AssertionError("a BF16 item read as a NumPy array")
+    # such records are valid, in a RecordDict too (the validator knows raw items)
+    assert con.execute("SELECT ar_valid(?1), rd_valid(rd('m', 'array', ?1))", (rec,)).fetchone() == (1, 1)
+    # a raw item whose bytes do not fit its shape, or whose dtype is no raw safetensors one, is not
+    for bad, want in [
+        (("BF16", [2, 3], bf16[:-1]), "data has 11 bytes, shape and dtype BF16 need 12 (item 0, key 'h')"),
+        (("F32", [3], bytes(12)), "stype 'safetensors' with dtype 'F32', which is not a raw safetensors dtype"),
+        (("XF9", [1], b"\x00"), "stype 'safetensors' with dtype 'XF9', which is not a raw safetensors dtype"),
+    ]:
+        dtype, shape, data = bad
+        blob = record_bytes([("h", (dtype, shape, "safetensors", data))])
+        assert con.execute("SELECT ar_valid(?)", (blob,)).fetchone()[0] == 0, bad
+        assert want in con.execute("SELECT ar_error(?)", (blob,)).fetchone()[0], bad
 
 
 def error_of(con, sql, *args):
