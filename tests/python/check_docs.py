@@ -14,7 +14,8 @@ registered are reported too.
 The documents stay navigable: the contents list of README.md (its "## "
 sections) and of docs/reference.md (its "### " groups and "#### " entries)
 names every heading in order, and every relative link in README.md,
-docs/reference.md, CONTRIBUTING.md and bench/README.md leads to a file that
+docs/reference.md, docs/flower-strategies.md, CONTRIBUTING.md and
+bench/README.md leads to a file that
 exists and, for "file.md#anchor", to a heading of that file (anchors as
 GitHub makes them). Needs no NumPy.
 """
@@ -51,7 +52,13 @@ def reference_entries():
 
 
 # Documents whose relative links are checked.
-LINKED = ["README.md", REFERENCE, "CONTRIBUTING.md", os.path.join("bench", "README.md")]
+LINKED = [
+    "README.md",
+    REFERENCE,
+    os.path.join("docs", "flower-strategies.md"),
+    "CONTRIBUTING.md",
+    os.path.join("bench", "README.md"),
+]
 
 
 def github_anchor(title):

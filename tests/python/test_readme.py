@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Every example in README.md and docs/reference.md runs and prints what the
-text says.
+"""Every example in README.md, docs/reference.md and docs/flower-strategies.md
+runs and prints what the text says.
 
 An example is a ```sql block; each statement is followed by the lines it
 prints, written as comments:
@@ -21,7 +21,7 @@ import subprocess
 from arlib import EXT, ROOT
 
 SQLRUN = os.path.join(ROOT, "build", "sqlrun")
-DOCS = ["README.md", os.path.join("docs", "reference.md")]
+DOCS = ["README.md", os.path.join("docs", "reference.md"), os.path.join("docs", "flower-strategies.md")]
 
 
 def examples():
