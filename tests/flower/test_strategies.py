@@ -322,8 +322,8 @@ def test_krum_selection_gap_rule_on_random_data():
     models, clients of random noise), wherever the score gap at the
     selection boundary exceeds the float32 rounding bound, Flower's
     select_multikrum picks the same set as ar_krum_scores' ranking. At
-    least 60 of the 120 rounds must be decided so (the rest are near-ties
-    that float32 rounding may order either way)."""
+    least 100 of the 120 rounds must be decided so (110 are; the rest are
+    near-ties that float32 rounding may order either way)."""
     rng = np.random.default_rng(99)
     con = connect()
     con.execute("CREATE TABLE r(pos INTEGER, content BLOB)")
@@ -365,7 +365,7 @@ def test_krum_selection_gap_rule_on_random_data():
         picked = select_multikrum(contents, f, k)
         idx = sorted(next(i for i, c in enumerate(contents) if c is p) for p in picked)
         assert idx == sorted(np.argsort(ours, kind="stable")[:k].tolist()), (trial, n, f, k)
-    assert checked >= 60, checked
+    assert checked >= 100, checked
 
 
 def test_bulyan():

@@ -76,6 +76,12 @@ SELECT (SELECT group_concat(key || ':' || dtype, ' ') FROM array_record(rd_array
   FROM (SELECT ar_server_step('fedavgm', rd('arrays', 'array', ar('w', npy_from_json('[1, 2]', 'float32')), 'momentum_vector', 'array', ar('w', npy_from_json('[1, 1]', 'float32'))),
                               ar('w', npy_from_json('[2.0, 2.5]')), 2, '{"server_momentum": 0.9}') AS r);
 -- float64 and Fortran-order, big-endian models
+-- a mix of dtypes read through the scratch blocks (big-endian float32 model and m_t)
+-- gives the bytes of the native inputs
+SELECT ar_server_step('fedadam', rd('arrays', 'array', ar('w', npy_cast(npy_from_json('[1, 2, 3]'), '>f4')), 'm_t', 'array', ar('w', npy_cast(npy_from_json('[0.5, 0, -1]'), '>f4'))),
+                      ar('w', npy_from_json('[2, 2, 2.5]', 'float64')), 2)
+     = ar_server_step('fedadam', rd('arrays', 'array', ar('w', npy_from_json('[1, 2, 3]', 'float32')), 'm_t', 'array', ar('w', npy_from_json('[0.5, 0, -1]', 'float32'))),
+                      ar('w', npy_from_json('[2, 2, 2.5]', 'float64')), 2);
 SELECT npy_to_json(ar_get(rd_array_record(ar_server_step('fedyogi', rd('arrays', 'array', ar('w', npy_cast(npy_from_json('[[1, 2], [3, 4]]'), '>f8'))),
   ar('w', npy_from_json('[[0, 0], [0, 0]]', 'float64')), 3), 'm_t'), 'w'));
 SELECT ar_server_step(NULL, state, agg, 1), ar_server_step('fedadam', NULL, agg, 1), ar_server_step('fedadam', state, agg, NULL), ar_server_step('fedadam', state, agg, 1, NULL) FROM m;
