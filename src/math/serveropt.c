@@ -126,14 +126,107 @@ SO_STEP(so_step_f64, double, sqrt, ld_f64, st_f64)
 #undef LD
 #undef ST
 
-void so_step_f32(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v, void *x_out,
-                 void *m_out, void *v_out) {
-  so_step_f32_hot(p, n, x, a, m, v, x_out, m_out, v_out);
+/* ---- one dtype mix: computed in double, each intermediate rounded ---- */
+
+/* v rounded to float32 when f (the dtype NumPy gives that intermediate). */
+#define SO_R(f, v) ((f) ? (double)(float)(v) : (v))
+
+static inline double ld_t(const void *p, int f32, size_t i) { return f32 ? (double)ld_f32(p, i) : ld_f64(p, i); }
+static inline void st_t(void *p, int f32, size_t i, double v) {
+  if (f32)
+    st_f32(p, i, (float)v);
+  else
+    st_f64(p, i, v);
 }
 
-void so_step_f64(const so_params *p, size_t n, const void *x, const void *a, const void *m, const void *v, void *x_out,
-                 void *m_out, void *v_out) {
-  so_step_f64_hot(p, n, x, a, m, v, x_out, m_out, v_out);
+void so_result_types(const so_params *p, const so_types *in, int has_m, int has_v, so_types *out) {
+  out->a = in->a;
+  if (p->strategy == SO_FEDAVGM) {
+    unsigned char pg = in->x & in->a, mv = has_m ? (unsigned char)(in->m & pg) : pg;
+    if (!p->server_opt) {
+      out->x = in->a; /* the aggregate as is */
+      out->m = out->v = 0;
+    } else if (p->momentum > 0.0) {
+      out->m = mv;
+      out->x = in->x & mv;
+      out->v = 0;
+    } else {
+      out->x = in->x & pg;
+      out->m = out->v = 0;
+    }
+    return;
+  }
+  {
+    unsigned char d = in->x & in->a;              /* delta_t = aggregate - current */
+    unsigned char m0 = has_m ? in->m : in->a;     /* m_t before: zeros_like(aggregate) */
+    unsigned char v0 = has_v ? in->v : in->a;     /* v_t likewise */
+    unsigned char e = p->strong_eta ? 0 : m0 & d; /* eta * m_t */
+    out->m = m0 & d;
+    out->v = v0 & d;
+    out->x = in->x & e & out->v; /* x + eta * m_t / (sqrt(v_t) + tau) */
+  }
+}
+
+static void so_step_mixed(const so_params *p, const so_types *t, size_t n, const void *x, const void *a, const void *m,
+                          const void *v, void *x_out, void *m_out, void *v_out) {
+  so_types o;
+  size_t i;
+  so_result_types(p, t, m != NULL, v != NULL, &o);
+  if (p->strategy == SO_FEDAVGM) {
+    const int fpg = t->x & t->a, fm = m ? t->m : 0;
+    const double lr = SO_R(o.m, p->lr), mom = SO_R(fm, p->momentum); /* lr * mv, momentum * mv */
+    if (!p->server_opt) {
+      for (i = 0; i < n; i++) st_t(x_out, o.x, i, ld_t(a, t->a, i));
+    } else if (p->momentum > 0.0) {
+      for (i = 0; i < n; i++) {
+        double xv = ld_t(x, t->x, i), pg = SO_R(fpg, xv - ld_t(a, t->a, i)); /* old - new */
+        double mv = m ? SO_R(o.m, SO_R(fm, mom * ld_t(m, t->m, i)) + pg) : pg;
+        st_t(m_out, o.m, i, mv);
+        st_t(x_out, o.x, i, xv - SO_R(o.m, lr * mv));
+      }
+    } else {
+      const double lr1 = SO_R(fpg, p->lr);
+      for (i = 0; i < n; i++) {
+        double xv = ld_t(x, t->x, i), pg = SO_R(fpg, xv - ld_t(a, t->a, i));
+        st_t(x_out, o.x, i, xv - SO_R(fpg, lr1 * pg));
+      }
+    }
+    return;
+  }
+  {
+    const int fd = t->x & t->a, fm0 = m ? t->m : t->a, fv0 = v ? t->v : t->a, fe = p->strong_eta ? 0 : o.m;
+    const double b1 = SO_R(fm0, p->beta_1), c1 = SO_R(fd, 1 - p->beta_1), b2 = SO_R(fv0, p->beta_2),
+                 c2 = SO_R(fd, 1 - p->beta_2), tau = SO_R(o.v, p->tau),
+                 eta = SO_R(fe, p->strategy == SO_FEDADAM ? p->eta_norm : p->eta);
+    for (i = 0; i < n; i++) {
+      double xv = ld_t(x, t->x, i), d = SO_R(fd, ld_t(a, t->a, i) - xv);
+      double mp = m ? ld_t(m, t->m, i) : 0, vp = v ? ld_t(v, t->v, i) : 0;
+      double mt = SO_R(o.m, SO_R(fm0, b1 * mp) + SO_R(fd, c1 * d));
+      double d2 = SO_R(fd, d * d), vt;
+      if (p->strategy == SO_FEDADAM) {
+        vt = SO_R(o.v, SO_R(fv0, b2 * vp) + SO_R(fd, c2 * d2));
+      } else if (p->strategy == SO_FEDYOGI) {
+        double diff = SO_R(o.v, vp - d2);
+        vt = SO_R(o.v, vp - SO_R(o.v, SO_R(fd, c2 * d2) * SO_SIGN(double, diff)));
+      } else {
+        vt = SO_R(o.v, vp + d2);
+      }
+      st_t(m_out, o.m, i, mt);
+      st_t(v_out, o.v, i, vt);
+      st_t(x_out, o.x, i, xv + SO_R(fe & o.v, SO_R(fe, eta * mt) / SO_R(o.v, SO_R(o.v, sqrt(vt)) + tau)));
+    }
+  }
+}
+
+void so_step(const so_params *p, const so_types *t, size_t n, const void *x, const void *a, const void *m,
+             const void *v, void *x_out, void *m_out, void *v_out) {
+  int same = t->a == t->x && (!m || t->m == t->x) && (!v || t->v == t->x);
+  if (same && !t->x) /* float64 throughout: eta_norm is float64 either way */
+    so_step_f64_hot(p, n, x, a, m, v, x_out, m_out, v_out);
+  else if (same && !p->strong_eta)
+    so_step_f32_hot(p, n, x, a, m, v, x_out, m_out, v_out);
+  else
+    so_step_mixed(p, t, n, x, a, m, v, x_out, m_out, v_out);
 }
 
 /* value * w with w cast to the dtype (value-based casting), then acc + that. */

@@ -67,21 +67,23 @@ typedef struct strategy_def {
   const char *name;
   int code;
   const char *const *options; /* NULL-terminated */
-  double defaults[6];         /* in the order of options */
+  double defaults[7];         /* in the order of options */
 } strategy_def;
 
-static const char *const no_opts[] = {NULL};
-static const char *const avgm_opts[] = {"server_learning_rate", "server_momentum", NULL};
-static const char *const adam_opts[] = {"eta", "eta_l", "beta_1", "beta_2", "tau", NULL};
-static const char *const adagrad_opts[] = {"eta", "eta_l", "tau", NULL};
+/* Flower's parameters, then `numpy`: the NumPy major version whose
+** promotion rules the step follows (2, the default, or 1). */
+static const char *const avg_opts[] = {"numpy", NULL};
+static const char *const avgm_opts[] = {"server_learning_rate", "server_momentum", "numpy", NULL};
+static const char *const adam_opts[] = {"eta", "eta_l", "beta_1", "beta_2", "tau", "numpy", NULL};
+static const char *const adagrad_opts[] = {"eta", "eta_l", "tau", "numpy", NULL};
 
 /* Flower's constructor defaults (fedavgm.py, fedadam.py, fedyogi.py, fedadagrad.py). */
 static const strategy_def strategies[] = {
-    {"fedavg", SO_FEDAVGM, no_opts, {1.0, 0.0}}, /* FedAvgM without server optimization */
-    {"fedavgm", SO_FEDAVGM, avgm_opts, {1.0, 0.0}},
-    {"fedadam", SO_FEDADAM, adam_opts, {1e-1, 1e-1, 0.9, 0.99, 1e-3}},
-    {"fedyogi", SO_FEDYOGI, adam_opts, {1e-2, 0.0316, 0.9, 0.99, 1e-3}},
-    {"fedadagrad", SO_FEDADAGRAD, adagrad_opts, {1e-1, 1e-1, 1e-3}},
+    {"fedavg", SO_FEDAVGM, avg_opts, {2}}, /* FedAvgM without server optimization */
+    {"fedavgm", SO_FEDAVGM, avgm_opts, {1.0, 0.0, 2}},
+    {"fedadam", SO_FEDADAM, adam_opts, {1e-1, 1e-1, 0.9, 0.99, 1e-3, 2}},
+    {"fedyogi", SO_FEDYOGI, adam_opts, {1e-2, 0.0316, 0.9, 0.99, 1e-3, 2}},
+    {"fedadagrad", SO_FEDADAGRAD, adagrad_opts, {1e-1, 1e-1, 1e-3, 2}},
 };
 
 static int opt_index(const strategy_def *s, codec_span name) {
@@ -150,41 +152,38 @@ done:
 typedef struct step_key {
   npy_array x, a, m, v; /* m, v: numel 0 and data NULL when absent */
   int has_m, has_v;
-  npy_array res;
+  so_types t, o;    /* the inputs' and the results' dtypes (1: float32) */
+  npy_array res[3]; /* the new model, m, v */
   unsigned char *dst[3];
 } step_key;
 
 typedef struct step_run {
   const so_params *p;
   const step_key *k;
-  int f64;
 } step_run;
 
-#define AT(arr, off, size) ((arr) ? (const void *)((arr) + (off) * (size)) : NULL)
+#define SZ(f32) ((uint64_t)((f32) ? 4 : 8))
+#define AT(arr, off, f32) ((arr) ? (const void *)((arr) + (off)*SZ(f32)) : NULL)
+#define OUT(k, slot, off, f32) ((k)->dst[slot] ? (void *)((k)->dst[slot] + (off)*SZ(f32)) : NULL)
 
 /* Elements [b, e) of a key whose inputs are all read in place. */
 static void step_part(void *vctx, uint64_t b, uint64_t e, unsigned char *scratch) {
   const step_run *r = vctx;
   const step_key *k = r->k;
-  size_t sz = r->f64 ? 8 : 4, n = (size_t)(e - b);
   const unsigned char *m = k->has_m ? k->m.data : NULL, *v = k->has_v ? k->v.data : NULL;
-  unsigned char *mo = k->dst[1] ? k->dst[1] + b * sz : NULL, *vo = k->dst[2] ? k->dst[2] + b * sz : NULL;
   (void)scratch;
-  (r->f64 ? so_step_f64 : so_step_f32)(r->p, n, AT(k->x.data, b, sz), AT(k->a.data, b, sz), AT(m, b, sz), AT(v, b, sz),
-                                       k->dst[0] + b * sz, mo, vo);
+  so_step(r->p, &k->t, (size_t)(e - b), AT(k->x.data, b, k->t.x), AT(k->a.data, b, k->t.a), AT(m, b, k->t.m),
+          AT(v, b, k->t.v), OUT(k, 0, b, k->o.x), OUT(k, 1, b, k->o.m), OUT(k, 2, b, k->o.v));
 }
 
 static void step_key_run(const so_params *p, const step_key *k, unsigned char *scratch) {
   step_run r;
   am_iter it[4];
   const npy_array *in[4];
-  int j, n_in = 2 + k->has_m + k->has_v, direct = 1, fortran = k->res.fortran_order;
-  size_t sz;
-  uint64_t pos;
+  int j, n_in = 2 + k->has_m + k->has_v, direct = 1, fortran = k->res[0].fortran_order;
+  uint64_t pos, numel = k->res[0].numel;
   r.p = p;
   r.k = k;
-  r.f64 = k->res.dtype.type == DT_FLOAT64;
-  sz = r.f64 ? 8 : 4;
   in[0] = &k->x;
   in[1] = &k->a;
   j = 2;
@@ -195,21 +194,18 @@ static void step_key_run(const so_params *p, const step_key *k, unsigned char *s
     direct &= am_iter_in_place(&it[j]);
   }
   if (direct) {
-    pool_run(k->res.numel, 16, step_part, &r, scratch);
+    pool_run(numel, 16, step_part, &r, scratch);
     return;
   }
   /* Another byte order or memory order somewhere: blocks through scratch. */
-  for (pos = 0; pos < k->res.numel; pos += KN_BLOCK) {
-    size_t n = k->res.numel - pos < KN_BLOCK ? (size_t)(k->res.numel - pos) : KN_BLOCK;
+  for (pos = 0; pos < numel; pos += KN_BLOCK) {
+    size_t n = numel - pos < KN_BLOCK ? (size_t)(numel - pos) : KN_BLOCK;
     const void *ptr[4] = {NULL, NULL, NULL, NULL};
     const void *m, *v;
-    void *mo, *vo;
     for (j = 0; j < n_in; j++) ptr[j] = am_iter_next(&it[j], n, scratch + (size_t)j * KN_BLOCK * 16);
     m = k->has_m ? ptr[2] : NULL;
     v = k->has_v ? ptr[2 + k->has_m] : NULL;
-    mo = k->dst[1] ? k->dst[1] + pos * sz : NULL;
-    vo = k->dst[2] ? k->dst[2] + pos * sz : NULL;
-    (r.f64 ? so_step_f64 : so_step_f32)(p, n, ptr[0], ptr[1], m, v, k->dst[0] + pos * sz, mo, vo);
+    so_step(p, &k->t, n, ptr[0], ptr[1], m, v, OUT(k, 0, pos, k->o.x), OUT(k, 1, pos, k->o.m), OUT(k, 2, pos, k->o.v));
   }
 }
 
@@ -251,12 +247,13 @@ static int state_record(sqlite3_context *ctx, const recorddict_t *rd, const char
   return 1;
 }
 
-/* Does array b (key `key` of `what`) match the model's array x? */
+/* Does array b (key `key` of `what`) fit the model's array x: float32 or
+** float64 (NumPy promotes a mix), the same shape? */
 static int same_layout(sqlite3_context *ctx, const npy_array *x, const npy_array *b, codec_span key, const char *what) {
   char q[CODEC_QUOTE_MAX], s1[80], s2[80];
-  if (b->dtype.type != x->dtype.type) {
-    sql_error(ctx, "key '%s' has dtype %s in %s but %s in the state's 'arrays'", quote(q, key),
-              dt_type_name((dt_type)b->dtype.type), what, dt_type_name((dt_type)x->dtype.type));
+  if (b->dtype.type != DT_FLOAT32 && b->dtype.type != DT_FLOAT64) {
+    sql_error(ctx, "key '%s' has dtype %s in %s; the arrays must be float32 or float64", quote(q, key),
+              dt_type_name((dt_type)b->dtype.type), what);
     return 0;
   }
   if (b->ndim != x->ndim || memcmp(b->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)) {
@@ -302,7 +299,7 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   npy_array *arrays = NULL;
   step_key *keys = NULL;
   so_params p;
-  double values[6];
+  double values[7], numpy;
   sqlite3_int64 round;
   unsigned char *scratch = NULL;
   buf_t out;
@@ -336,16 +333,24 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   memset(&p, 0, sizeof(p));
   p.strategy = s->code;
+  numpy = values[opt_index(s, cstr_span("numpy"))];
+  if (numpy != 1 && numpy != 2) {
+    sql_error(ctx, "option 'numpy' must be 1 or 2 (the NumPy whose promotion rules to follow), got %g", numpy);
+    goto done;
+  }
   if (s->code == SO_FEDAVGM) {
-    p.lr = values[0];
-    p.momentum = values[1];
+    p.lr = s->options == avg_opts ? 1.0 : values[0];
+    p.momentum = s->options == avg_opts ? 0.0 : values[1];
     p.server_opt = p.momentum != 0.0 || p.lr != 1.0;
   } else {
     p.eta = values[0];
     p.tau = values[s->code == SO_FEDADAGRAD ? 2 : 4];
     p.beta_1 = s->code == SO_FEDADAGRAD ? 0.0 : values[2];
     p.beta_2 = s->code == SO_FEDADAGRAD ? 0.0 : values[3];
-    if (s->code == SO_FEDADAM) p.eta_norm = so_adam_eta_norm(p.eta, p.beta_1, p.beta_2, round);
+    if (s->code == SO_FEDADAM) {
+      p.eta_norm = so_adam_eta_norm(p.eta, p.beta_1, p.beta_2, round);
+      p.strong_eta = numpy == 2; /* NEP 50: a float64 NumPy scalar promotes float32 arrays */
+    }
   }
 
   if ((rc = recorddict_parse(&rd, state_blob.p, state_blob.n, &err)) != CODEC_OK) {
@@ -389,20 +394,6 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                 quote(q, model.items[i].key), dt_type_name((dt_type)arrays[i].dtype.type));
       goto done;
     }
-    if (arrays[i].dtype.type == DT_FLOAT32) {
-      /* NumPy 1.x keeps float32 only for the scalars float32 can hold. */
-      double sc[7] = {p.eta_norm, p.eta, p.tau, p.lr, p.momentum, 1 - p.beta_1, 1 - p.beta_2};
-      for (j = 0; j < 7; j++) {
-        if (fabs(sc[j]) > FLT_MAX || fabs(p.beta_1) > FLT_MAX || fabs(p.beta_2) > FLT_MAX) {
-          sql_error(ctx, "a step scalar (%g) overflows float32 (key '%s'), which NumPy would compute in float64",
-                    fabs(sc[j]) > FLT_MAX      ? sc[j]
-                    : fabs(p.beta_1) > FLT_MAX ? p.beta_1
-                                               : p.beta_2,
-                    quote(q, model.items[i].key));
-          goto done;
-        }
-      }
-    }
   }
   if (!open_all(ctx, &agg, arrays, "aggregate")) goto done;
   if (!match_keys(ctx, &model, keys, &agg, arrays, 1, "the aggregate")) goto done;
@@ -417,33 +408,57 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       goto done;
   }
 
-  /* Sizes: 'arrays', then the moments the strategy keeps. */
+  /* Dtypes and sizes: 'arrays', then the moments the strategy keeps. */
   nrec = 1 + so_has_m(&p) + so_has_v(&p);
   for (i = 0; i < model.n; i++) {
     step_key *k = &keys[i];
     k->has_m = has_m;
     k->has_v = has_v;
-    memset(&k->res, 0, sizeof(k->res));
-    k->res.dtype = dt_native((dt_type)k->x.dtype.type);
-    k->res.fortran_order = am_is_fortran(&k->x);
-    k->res.ndim = k->x.ndim;
-    memcpy(k->res.shape, k->x.shape, sizeof(int64_t) * (size_t)k->x.ndim);
-    k->res.numel = k->x.numel;
-    k->res.nbytes = k->x.nbytes;
-    if (size_add(sizes[0], array_result_size(model.items[i].key, &k->res), &sizes[0])) goto toobig;
+    k->t.x = k->x.dtype.type == DT_FLOAT32;
+    k->t.a = k->a.dtype.type == DT_FLOAT32;
+    k->t.m = has_m && k->m.dtype.type == DT_FLOAT32;
+    k->t.v = has_v && k->v.dtype.type == DT_FLOAT32;
+    if (k->t.x || k->t.a || k->t.m || k->t.v) {
+      /* Scalars meet float32 arrays cast to float32; NumPy 1 would compute
+      ** in float64 with one float32 cannot hold, NumPy 2 gives inf. */
+      double eta = s->code != SO_FEDADAM ? p.eta : p.strong_eta ? 0 : p.eta_norm; /* FedAdam: eta_norm alone */
+      double sc[6] = {eta, p.tau, p.lr, p.momentum, 1 - p.beta_1, 1 - p.beta_2};
+      for (j = 0; j < 6; j++) {
+        if (fabs(sc[j]) > FLT_MAX || fabs(p.beta_1) > FLT_MAX || fabs(p.beta_2) > FLT_MAX) {
+          sql_error(ctx, "a step scalar (%g) overflows float32 (key '%s')",
+                    fabs(sc[j]) > FLT_MAX      ? sc[j]
+                    : fabs(p.beta_1) > FLT_MAX ? p.beta_1
+                                               : p.beta_2,
+                    quote(q, model.items[i].key));
+          goto done;
+        }
+      }
+    }
+    so_result_types(&p, &k->t, has_m, has_v, &k->o);
+    for (j = 0; j < 3; j++) {
+      npy_array *res = &k->res[j];
+      int f32 = j == 0 ? k->o.x : j == 1 ? k->o.m : k->o.v;
+      memset(res, 0, sizeof(*res));
+      res->dtype = dt_native(f32 ? DT_FLOAT32 : DT_FLOAT64);
+      res->fortran_order = am_is_fortran(&k->x);
+      res->ndim = k->x.ndim;
+      memcpy(res->shape, k->x.shape, sizeof(int64_t) * (size_t)k->x.ndim);
+      res->numel = k->x.numel;
+      res->nbytes = k->x.numel * SZ(f32); /* no overflow: x holds numel elements of 4 or 8 bytes */
+      if (size_add(sizes[j], array_result_size(model.items[i].key, res), &sizes[j])) goto toobig;
+    }
   }
-  sizes[1] = sizes[2] = sizes[0];
   for (j = 0; j < nrec; j++) {
-    const char *nm = j == 0 ? names[0] : j == 1 && so_has_m(&p) ? names[1] : names[2];
-    if (size_add(total, recorddict_item_size(strlen(nm), sizes[j]), &total)) goto toobig;
+    int slot = j == 0 ? 0 : j == 1 && so_has_m(&p) ? 1 : 2;
+    if (size_add(total, recorddict_item_size(strlen(names[slot]), sizes[slot]), &total)) goto toobig;
   }
   sql_buf_init(ctx, &out);
   if (buf_reserve(&out, total) != CODEC_OK) goto result;
   for (j = 0; j < nrec; j++) {
     int slot = j == 0 ? 0 : j == 1 && so_has_m(&p) ? 1 : 2;
-    rd_item_head(&out, cstr_span(names[slot]), RECORDDICT_ARRAY, sizes[j]);
+    rd_item_head(&out, cstr_span(names[slot]), RECORDDICT_ARRAY, sizes[slot]);
     for (i = 0; i < model.n; i++) {
-      if (!(keys[i].dst[slot] = array_begin_result(&out, model.items[i].key, &keys[i].res))) goto result;
+      if (!(keys[i].dst[slot] = array_begin_result(&out, model.items[i].key, &keys[i].res[slot]))) goto result;
     }
   }
   for (i = 0; i < model.n; i++) step_key_run(&p, &keys[i], scratch);

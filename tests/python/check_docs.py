@@ -14,7 +14,8 @@ registered are reported too.
 The documents stay navigable: the contents list of README.md (its "## "
 sections) and of docs/reference.md (its "### " groups and "#### " entries)
 names every heading in order, and every relative link in README.md,
-docs/reference.md, CONTRIBUTING.md and bench/README.md leads to a file that
+every docs/*.md page, CONTRIBUTING.md, bench/README.md and
+bindings/python/README.md leads to a file that
 exists and, for "file.md#anchor", to a heading of that file (anchors as
 GitHub makes them). Needs no NumPy.
 """

@@ -13,7 +13,10 @@ strategies (flwr 1.2x, py/flwr/serverapp/strategy/):
     pseudo-gradient in the first round), the server learning rate.
 Every strategy runs 10 rounds on float32 and float64 models; the global
 model, the optimizer's arrays and rd_mean's RecordDict must be identical
-(and within 1e-6 of max(1, |x|) in any case)."""
+(and within 1e-6 of max(1, |x|) in any case). The reference runs on NumPy
+1.x, so ar_server_step gets the option {"numpy": 1} (NumPy 1's value-based
+casting of FedAdam's eta_norm); tests/flower/test_strategies.py checks the
+default, NumPy 2's rules, against flwr itself."""
 
 import json
 import math
@@ -219,7 +222,7 @@ def _run(strategy, dtype, options, rounds=10):
             state,
             mean,
             rnd,
-            json.dumps(options),
+            json.dumps({**options, "numpy": 1}),
         )
         _same(_arrays(con, state, "arrays"), model, (strategy, dtype, rnd, "arrays"))
         if strategy == "fedavgm":
@@ -305,9 +308,11 @@ def test_errors():
     assert "key 'w' has shape [4] in the aggregate but [3]" in err(
         "fedyogi", state, record_bytes([("w", np.ones(4, np.float32))])
     )
-    assert "key 'w' has dtype float64 in the aggregate but float32" in err(
-        "fedyogi", state, record_bytes([("w", np.ones(3))])
+    assert "key 'w' has dtype int32 in the aggregate; the arrays must be float32 or float64" in err(
+        "fedyogi", state, record_bytes([("w", np.ones(3, np.int32))])
     )
+    assert "ar_server_step: option 'numpy' must be 1 or 2" in err("fedadam", state, agg, '{"numpy": 3}')
+    assert "ar_server_step: unknown option 'eta' for fedavg (options: numpy)" in err("fedavg", state, agg, '{"eta": 1}')
     bad_m = one(con, "select rd('arrays', 'array', ?, 'm_t', 'array', ?)", agg, record_bytes([("u", m)]))
     assert "key 'w' of the state's 'arrays' is missing from the state's 'm_t'" in err("fedadam", bad_m, agg)
     # rd_mean: replies that disagree name the row

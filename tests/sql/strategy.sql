@@ -63,7 +63,25 @@ SELECT npy_to_json(ar_get(rd_array_record(ar_server_step('fedavgm', ar_server_st
   FROM m, (SELECT '{"server_momentum": 0.5, "server_learning_rate": 2}' AS o);
 SELECT npy_to_json(ar_get(rd_array_record(ar_server_step('fedadam', ar_server_step('fedadam', state, agg, 1), agg, 2, '{"eta": 1, "beta_1": 0, "beta_2": 0.5, "tau": 0, "eta_l": 3}'), 'v_t'), 'w')) FROM m;
 SELECT hex(ar_server_step('fedavgm', state, agg, 1)) = hex(rd('arrays', 'array', agg)) FROM m;
+-- NumPy 2 (the default): FedAdam's float64 eta_norm makes the model float64;
+-- {"numpy": 1} keeps float32; float32 and float64 arrays promote as NumPy does
+SELECT o, (SELECT group_concat(key || ':' || dtype, ' ') FROM array_record(rd_array_record(r, 'arrays'))),
+       (SELECT group_concat(key || ':' || dtype, ' ') FROM array_record(rd_array_record(r, 'm_t'))),
+       npy_to_json(ar_get(rd_array_record(r, 'arrays'), 'w'))
+  FROM (SELECT o, ar_server_step('fedadam', rd('arrays', 'array', ar('w', npy_from_json('[1, 2]', 'float32'), 'b', npy_from_json('[1]', 'float32'))),
+                                  ar('w', npy_from_json('[2, 2]', 'float32'), 'b', npy_from_json('[0.5]')), 1, o) AS r
+          FROM (SELECT '{}' AS o UNION ALL SELECT '{"numpy": 1}'));
+SELECT (SELECT group_concat(key || ':' || dtype, ' ') FROM array_record(rd_array_record(r, 'arrays'))),
+       (SELECT group_concat(key || ':' || dtype, ' ') FROM array_record(rd_array_record(r, 'momentum_vector')))
+  FROM (SELECT ar_server_step('fedavgm', rd('arrays', 'array', ar('w', npy_from_json('[1, 2]', 'float32')), 'momentum_vector', 'array', ar('w', npy_from_json('[1, 1]', 'float32'))),
+                              ar('w', npy_from_json('[2.0, 2.5]')), 2, '{"server_momentum": 0.9}') AS r);
 -- float64 and Fortran-order, big-endian models
+-- a mix of dtypes read through the scratch blocks (big-endian float32 model and m_t)
+-- gives the bytes of the native inputs
+SELECT ar_server_step('fedadam', rd('arrays', 'array', ar('w', npy_cast(npy_from_json('[1, 2, 3]'), '>f4')), 'm_t', 'array', ar('w', npy_cast(npy_from_json('[0.5, 0, -1]'), '>f4'))),
+                      ar('w', npy_from_json('[2, 2, 2.5]', 'float64')), 2)
+     = ar_server_step('fedadam', rd('arrays', 'array', ar('w', npy_from_json('[1, 2, 3]', 'float32')), 'm_t', 'array', ar('w', npy_from_json('[0.5, 0, -1]', 'float32'))),
+                      ar('w', npy_from_json('[2, 2, 2.5]', 'float64')), 2);
 SELECT npy_to_json(ar_get(rd_array_record(ar_server_step('fedyogi', rd('arrays', 'array', ar('w', npy_cast(npy_from_json('[[1, 2], [3, 4]]'), '>f8'))),
   ar('w', npy_from_json('[[0, 0], [0, 0]]', 'float64')), 3), 'm_t'), 'w'));
 SELECT ar_server_step(NULL, state, agg, 1), ar_server_step('fedadam', NULL, agg, 1), ar_server_step('fedadam', state, agg, NULL), ar_server_step('fedadam', state, agg, 1, NULL) FROM m;
@@ -75,7 +93,12 @@ SELECT ar_server_step('fedadagrad', state, agg, 1, '{"beta_2": 1}') FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": "x"}') FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": [1]}') FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": {"double": "Infinity"}}') FROM m;
-SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": 1e300}') FROM m;
+SELECT ar_server_step('fedadam', state, agg, 1, '{"eta": 1e300, "numpy": 1}') FROM m;
+SELECT ar_server_step('fedyogi', state, agg, 1, '{"eta": 1e300}') FROM m;
+SELECT ar_server_step('fedadam', state, agg, 1, '{"numpy": 3}') FROM m;
+SELECT ar_server_step('fedadam', state, agg, 1, '{"numpy": 1.5}') FROM m;
+SELECT ar_server_step('fedadam', state, ar('w', npy_from_json('[1, 2, 3]', 'int32')), 1) FROM m;
+SELECT ar_server_step('fedadam', rd_set(state, 'm_t', 'array', ar('w', npy_from_json('[1, 2, 3]', 'float16'))), agg, 1) FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1, '[1]') FROM m;
 SELECT ar_server_step('fedadam', state, agg, 1.5) FROM m;
 SELECT ar_server_step(1, state, agg, 1) FROM m;
