@@ -59,8 +59,10 @@ int array_validate(const record_item *item, int index, codec_err *err) {
   int rc, ndim;
   char name[DT_NAME_MAX], where[CODEC_QUOTE_MAX + 40], q[CODEC_QUOTE_MAX];
   /* A dtype NumPy lacks (bfloat16, float8, ...), as ar_from_safetensors and
-  ** from_state_dict keep it: valid when its byte count fits its shape. */
-  if (st_is_raw_item(item)) return st_raw_item_validate(item, index, err);
+  ** from_state_dict keep it: valid when its byte count fits its shape. Any
+  ** other raw item is read as a legacy one (its dtype a NumPy name). */
+  if (st_is_raw_item(item) && st_is_raw_dtype(item->dtype.p, item->dtype.n))
+    return st_raw_item_validate(item, index, err);
   rc = array_open(item, index, &a, err);
   if (rc || !record_item_is_numpy(item)) return rc;
   /* Flower writes dtype = str(arr.dtype) and shape = list(arr.shape). */

@@ -386,6 +386,11 @@ int st_is_raw_item(const record_item *it) {
   return it->stype.n == sizeof(ST_STYPE) - 1 && memcmp(it->stype.p, ST_STYPE, sizeof(ST_STYPE) - 1) == 0;
 }
 
+int st_is_raw_dtype(const unsigned char *name, uint64_t n) {
+  int code = st_dtype_code(name, n);
+  return code >= 0 && st_dtypes[code].np < 0;
+}
+
 int st_raw_item_validate(const record_item *it, int index, codec_err *err) {
   char where[CODEC_QUOTE_MAX + 40];
   uint64_t numel, bits;

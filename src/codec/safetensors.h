@@ -71,6 +71,8 @@ int st_parse(st_file *f, const unsigned char *blob, uint64_t n, codec_err *err);
 ** many bytes as its shape needs? */
 int st_is_raw_item(const record_item *it);
 int st_raw_item_validate(const record_item *it, int index, codec_err *err);
+/* Is name a safetensors dtype without a NumPy equivalent (BF16, F8_*, ...)? */
+int st_is_raw_dtype(const unsigned char *name, uint64_t n);
 
 /* The safetensors dtype name of code, and the code of a name (-1). */
 int st_dtype_code(const unsigned char *name, uint64_t n);

@@ -178,11 +178,11 @@ def test_raw_bf16_and_f8_tensors_round_trip():
         raise AssertionError("a BF16 item read as a NumPy array")
     # such records are valid, in a RecordDict too (the validator knows raw items)
     assert con.execute("SELECT ar_valid(?1), rd_valid(rd('m', 'array', ?1))", (rec,)).fetchone() == (1, 1)
-    # a raw item whose bytes do not fit its shape, or whose dtype is no raw safetensors one, is not
+    # a raw item whose bytes do not fit its shape, or whose dtype is unknown, is not
     for bad, want in [
         (("BF16", [2, 3], bf16[:-1]), "data has 11 bytes, shape and dtype BF16 need 12 (item 0, key 'h')"),
-        (("F32", [3], bytes(12)), "stype 'safetensors' with dtype 'F32', which is not a raw safetensors dtype"),
-        (("XF9", [1], b"\x00"), "stype 'safetensors' with dtype 'XF9', which is not a raw safetensors dtype"),
+        (("F8_E5M2", [2, 2], bytes(5)), "data has 5 bytes, shape and dtype F8_E5M2 need 4 (item 0, key 'h')"),
+        (("XF9", [1], b"\x00"), "unsupported dtype 'XF9'"),
     ]:
         dtype, shape, data = bad
         blob = record_bytes([("h", (dtype, shape, "safetensors", data))])
