@@ -216,35 +216,40 @@ static void concat_field(const unsigned char *blob, uint64_t n, uint64_t f, buf_
   }
 }
 
-/* The RecordDict in field f: the first occurrence's view, or all of them
-** concatenated into out; checked as a RecordDict. */
+/* The RecordDict in field f (all its occurrences, concatenated),
+** re-encoded into out. */
 static int merged_recorddict(const unsigned char *blob, uint64_t n, uint64_t f, int count, codec_span first,
-                             uint64_t first_at, const char *what, buf_t *out, codec_span *rd_bytes, codec_err *err) {
-  recorddict_t rd;
+                             uint64_t first_at, const char *what, buf_t *out, codec_err *err) {
+  codec_span bytes = first;
   codec_err inner;
+  buf_t cat;
   int rc;
-  if (count <= 1) {
-    *rd_bytes = first;
-  } else {
-    concat_field(blob, n, f, out);
-    if (out->rc) return codec_fail_rc(err, out->rc);
-    rd_bytes->p = out->n ? buf_at(out, 0) : empty_bytes;
-    rd_bytes->n = out->n;
+  buf_init(&cat, out->limit);
+  if (count > 1) {
+    concat_field(blob, n, f, &cat);
+    if (cat.rc) {
+      rc = codec_fail_rc(err, cat.rc);
+      goto done;
+    }
+    bytes.p = buf_at(&cat, 0);
+    bytes.n = cat.n;
   }
-  recorddict_init(&rd);
-  rc = recorddict_parse(&rd, rd_bytes->p, rd_bytes->n, &inner);
-  recorddict_clear(&rd);
+  rc = recorddict_canonical(out, bytes.p, bytes.n, &inner);
   if (rc == CODEC_CORRUPT) {
-    if (count <= 1) return codec_fail(err, rc, "%s (at byte %llu): %s", what, (unsigned long long)first_at, inner.msg);
-    return codec_fail(err, rc, "%s (%d occurrences merged): %s", what, count, inner.msg);
+    if (count <= 1)
+      codec_fail(err, rc, "%s (at byte %llu): %s", what, (unsigned long long)first_at, inner.msg);
+    else
+      codec_fail(err, rc, "%s (%d occurrences merged): %s", what, count, inner.msg);
+  } else if (rc) {
+    codec_fail_rc(err, rc);
   }
-  if (rc) return codec_fail_rc(err, rc);
-  return CODEC_OK;
+done:
+  buf_free(&cat);
+  return rc;
 }
 
-int message_content(const message_t *m, const unsigned char *blob, uint64_t n, buf_t *out, codec_span *content,
-                    codec_err *err) {
-  return merged_recorddict(blob, n, 2, m->ncontent, m->content, m->content_at, "message content", out, content, err);
+int message_content(const message_t *m, const unsigned char *blob, uint64_t n, buf_t *out, codec_err *err) {
+  return merged_recorddict(blob, n, 2, m->ncontent, m->content, m->content_at, "message content", out, err);
 }
 
 static void put_string(buf_t *out, const char *key, codec_span s) {
@@ -461,8 +466,8 @@ int message_context_parse(message_context_t *c, const unsigned char *blob, uint6
 }
 
 int message_context_state(const message_context_t *c, const unsigned char *blob, uint64_t n, buf_t *out,
-                          codec_span *state, codec_err *err) {
-  return merged_recorddict(blob, n, 4, c->nstate, c->state, c->state_at, "context state", out, state, err);
+                          codec_err *err) {
+  return merged_recorddict(blob, n, 4, c->nstate, c->state, c->state_at, "context state", out, err);
 }
 
 static void put_map(buf_t *out, const message_context_t *c, int map) {

@@ -52,11 +52,11 @@ typedef struct message_t {
 ** message like "message metadata truncated at byte 57", or CODEC_NOMEM. */
 int message_parse(message_t *m, const unsigned char *blob, uint64_t n, codec_err *err);
 
-/* The content RecordDict's bytes (several occurrences concatenated into
-** out, else a view: *content points into blob), checked as a RecordDict.
-** Only when m->ncontent > 0. */
-int message_content(const message_t *m, const unsigned char *blob, uint64_t n, buf_t *out, codec_span *content,
-                    codec_err *err);
+/* The content RecordDict (several occurrences concatenated, as protobuf
+** merges them), re-encoded as recorddict_canonical writes it, appended to
+** out. Only when m->ncontent > 0. Errors name the content: "message content
+** (at byte 2): record dict truncated at byte 1 (item 0)". */
+int message_content(const message_t *m, const unsigned char *blob, uint64_t n, buf_t *out, codec_err *err);
 
 /* {"run_id":...,...,"created_at":...,"error":null|{"code":..,"reason":".."}} */
 void message_metadata_json(buf_t *out, const message_t *m);
@@ -85,9 +85,9 @@ void message_context_clear(message_context_t *c);
 /* Parse a serialized Context. Errors name the map, the entry and its key:
 ** "context run_config truncated at byte 57 (item 3, key 'lr')". */
 int message_context_parse(message_context_t *c, const unsigned char *blob, uint64_t n, codec_err *err);
-/* The state RecordDict's bytes, as message_content (absent: empty). */
+/* The state RecordDict, as message_content (absent: empty). */
 int message_context_state(const message_context_t *c, const unsigned char *blob, uint64_t n, buf_t *out,
-                          codec_span *state, codec_err *err);
+                          codec_err *err);
 /* {"run_id":..,"node_id":..,"node_config":{..},"run_config":{..}} */
 void message_context_json(buf_t *out, const message_context_t *c);
 

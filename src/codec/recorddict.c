@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** recorddict.c — RecordDict protobuf reader and canonical writer (see
-** recorddict.h).
+** recorddict.c — RecordDict protobuf reader, canonical writer and
+** re-encoder (see recorddict.h).
 */
 #include "codec/recorddict.h"
 
 #include "codec/keyset.h"
 #include "codec/pb.h"
+#include "codec/valrec.h"
 
 #include <stdio.h>
 #include <stddef.h>
@@ -130,11 +131,158 @@ uint64_t recorddict_item_size(uint64_t name_len, uint64_t record_len) {
   return 1 + pb_varint_size(body) + body;
 }
 
-void recorddict_write_item(buf_t *out, codec_span name, int kind, codec_span record) {
+void recorddict_write_item_head(buf_t *out, codec_span name, int kind, uint64_t record_len) {
   buf_putc(out, 0x0a);
-  pb_put_varint(out, body_size(name.n, record.n));
+  pb_put_varint(out, body_size(name.n, record_len));
   pb_put_len_field(out, 0x0a, name.p, name.n);
   buf_putc(out, (char)(kind << 3 | PB_WT_LEN)); /* written even when empty: a oneof member */
-  pb_put_varint(out, record.n);
+  pb_put_varint(out, record_len);
+}
+
+void recorddict_write_item(buf_t *out, codec_span name, int kind, codec_span record) {
+  recorddict_write_item_head(out, name, kind, record.n);
   buf_append(out, record.p, record.n);
+}
+
+const char *recorddict_item_label(char *out, size_t cap, codec_span name, int kind) {
+  char q[CODEC_QUOTE_MAX];
+  snprintf(out, cap, "%s record '%s'", recorddict_kind_name(kind), codec_quote(q, sizeof(q), name.p, name.n));
+  return out;
+}
+
+/* --- canonical re-encoding ---------------------------------------------------- */
+
+void recorddict_canon_init(recorddict_canon *c, uint64_t limit) {
+  c->name.p = empty_bytes;
+  c->name.n = 0;
+  c->kind = 0;
+  record_init(&c->rec);
+  buf_init(&c->vals, limit);
+  c->size = 0;
+}
+
+void recorddict_canon_clear(recorddict_canon *c) {
+  record_clear(&c->rec);
+  buf_free(&c->vals);
+  recorddict_canon_init(c, c->vals.limit);
+}
+
+/* The canonical size of the parsed ArrayRecord in c->rec. */
+static int array_size(recorddict_canon *c, codec_err *err) {
+  int64_t shape[RECORD_MAX_DIMS];
+  record_item_spec spec;
+  int i;
+  c->size = 0;
+  for (i = 0; i < c->rec.n; i++) {
+    record_item_spec_from_item(&spec, &c->rec.items[i], shape);
+    if (size_add(c->size, record_item_encoded_size(&spec), &c->size)) return codec_fail_rc(err, CODEC_TOOBIG);
+  }
+  return CODEC_OK;
+}
+
+int recorddict_canon_array(recorddict_canon *c, codec_span name, const unsigned char *p, uint64_t n, codec_err *err) {
+  int rc;
+  c->name = name;
+  c->kind = RECORDDICT_ARRAY;
+  if ((rc = record_parse(&c->rec, p, n, err)) != CODEC_OK) return rc;
+  return array_size(c, err);
+}
+
+/* c->vals written: the size is theirs. */
+static int vals_done(recorddict_canon *c, codec_err *err) {
+  if (c->vals.rc) return codec_fail_rc(err, c->vals.rc);
+  c->size = c->vals.n;
+  return CODEC_OK;
+}
+
+int recorddict_canon_json(recorddict_canon *c, codec_span name, int config, const unsigned char *json, uint64_t n,
+                          const char *what, codec_err *err) {
+  int rc;
+  c->name = name;
+  c->kind = config ? RECORDDICT_CONFIG : RECORDDICT_METRIC;
+  c->vals.n = 0;
+  /* valrec_from_json writes what valrec_write_flower would write again */
+  if ((rc = valrec_from_json(&c->vals, config, json, n, what, err)) != CODEC_OK) return rc;
+  return vals_done(c, err);
+}
+
+int recorddict_canon_item(recorddict_canon *c, const recorddict_item *it, const unsigned char *blob, codec_err *err) {
+  char label[CODEC_QUOTE_MAX + 32];
+  int rc;
+  recorddict_item_label(label, sizeof(label), it->name, it->kind);
+  if (it->kind == RECORDDICT_ARRAY) {
+    codec_err inner;
+    rc = recorddict_canon_array(c, it->name, it->record.p, it->record.n, &inner);
+    if (rc == CODEC_CORRUPT)
+      return codec_fail(err, rc, "%s (at byte %llu): %s", label, (unsigned long long)it->record_at, inner.msg);
+    if (rc) return codec_fail_rc(err, rc);
+    return CODEC_OK;
+  } else {
+    valrec_t vr;
+    c->name = it->name;
+    c->kind = it->kind;
+    c->vals.n = 0;
+    valrec_init(&vr);
+    rc =
+        valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
+    if (rc == CODEC_OK) valrec_write_flower(&c->vals, &vr);
+    valrec_clear(&vr);
+    return rc ? rc : vals_done(c, err);
+  }
+}
+
+uint64_t recorddict_canon_item_size(const recorddict_canon *c) { return recorddict_item_size(c->name.n, c->size); }
+
+void recorddict_canon_write(buf_t *out, const recorddict_canon *c) {
+  int64_t shape[RECORD_MAX_DIMS];
+  record_item_spec spec;
+  int i;
+  if (buf_reserve(out, recorddict_canon_item_size(c)) != CODEC_OK) return;
+  recorddict_write_item_head(out, c->name, c->kind, c->size);
+  if (c->kind != RECORDDICT_ARRAY) {
+    buf_append(out, buf_at(&c->vals, 0), c->vals.n);
+    return;
+  }
+  for (i = 0; i < c->rec.n; i++) {
+    record_item_spec_from_item(&spec, &c->rec.items[i], shape);
+    record_write_item(out, &spec);
+  }
+}
+
+void recorddict_canon_write_all(buf_t *out, const recorddict_canon *c, int n) {
+  uint64_t total = 0;
+  int i;
+  for (i = 0; i < n; i++) {
+    if (size_add(total, recorddict_canon_item_size(&c[i]), &total)) {
+      if (!out->rc) out->rc = CODEC_TOOBIG;
+      return;
+    }
+  }
+  if (buf_reserve(out, total) != CODEC_OK) return;
+  for (i = 0; i < n; i++) recorddict_canon_write(out, &c[i]);
+}
+
+int recorddict_canonical(buf_t *out, const unsigned char *blob, uint64_t n, codec_err *err) {
+  recorddict_t rd;
+  recorddict_canon *c = NULL;
+  int rc, i, ready = 0;
+  recorddict_init(&rd);
+  if ((rc = recorddict_parse(&rd, blob, n, err)) != CODEC_OK) goto done;
+  if (!(c = codec_malloc((uint64_t)(rd.n ? rd.n : 1) * sizeof(*c)))) {
+    rc = codec_nomem(err);
+    goto done;
+  }
+  for (i = 0; i < rd.n && rc == CODEC_OK; i++, ready++) {
+    recorddict_canon_init(&c[i], out->limit);
+    rc = recorddict_canon_item(&c[i], &rd.items[i], blob, err);
+  }
+  if (rc == CODEC_OK) {
+    recorddict_canon_write_all(out, c, rd.n);
+    if (out->rc) rc = codec_fail_rc(err, out->rc);
+  }
+done:
+  for (i = 0; i < ready; i++) recorddict_canon_clear(&c[i]);
+  codec_free(c);
+  recorddict_clear(&rd);
+  return rc;
 }

@@ -13,11 +13,19 @@
 ** item's record bytes without reading them (record.h and valrec.h read
 ** those). Writing is canonical: the oneof member is written even when the
 ** record is empty.
+**
+** Builders re-encode every record too (recorddict_canon below): the bytes
+** are those Flower's serde writes for the RecordDict it reads from the input,
+** recorddict_to_proto(recorddict_from_proto(...)), so equal content gives
+** equal bytes whatever wrote the input. ArrayRecords are written item by
+** item as record.h writes them (the arrays' data copied as they are, in one
+** pass); metric and config records as valrec_write_flower writes them.
 */
 #ifndef AR_RECORDDICT_H
 #define AR_RECORDDICT_H
 
 #include "codec/buf.h"
+#include "codec/record.h"
 
 /* Item kinds: the oneof's field numbers. */
 enum { RECORDDICT_ARRAY = 2, RECORDDICT_METRIC = 3, RECORDDICT_CONFIG = 4 };
@@ -53,5 +61,51 @@ int recorddict_kind_from_name(const void *s, uint64_t n);
 /* An item, canonically (its field tag and length included). */
 uint64_t recorddict_item_size(uint64_t name_len, uint64_t record_len);
 void recorddict_write_item(buf_t *out, codec_span name, int kind, codec_span record);
+/* Everything of such an item but its record's bytes, which the caller
+** appends (record_len of them). */
+void recorddict_write_item_head(buf_t *out, codec_span name, int kind, uint64_t record_len);
+
+/* "metric record 'metrics'": what messages call an item's record. out
+** holds CODEC_QUOTE_MAX + 32 bytes. */
+const char *recorddict_item_label(char *out, size_t cap, codec_span name, int kind);
+
+/* --- canonical re-encoding ---------------------------------------------------- */
+
+/* One item to write canonically: its name and its record, read. */
+typedef struct recorddict_canon {
+  codec_span name;
+  int kind;
+  record_t rec;  /* RECORDDICT_ARRAY: the record's items (views into its bytes) */
+  buf_t vals;    /* metric and config records: their canonical bytes */
+  uint64_t size; /* the record's canonical size */
+} recorddict_canon;
+
+/* limit bounds c->vals (the caller's result limit). */
+void recorddict_canon_init(recorddict_canon *c, uint64_t limit);
+void recorddict_canon_clear(recorddict_canon *c);
+
+/* Item `it` of the RecordDict blob. Errors as rd_error words them: "metric
+** record 'm' truncated at byte 13 (item 0, key 'k')" (bytes counted from
+** the start of blob), "array record 'a' (at byte 5): record blob truncated
+** at byte 1". */
+int recorddict_canon_item(recorddict_canon *c, const recorddict_item *it, const unsigned char *blob, codec_err *err);
+/* An ArrayRecord BLOB p[0..n) as item `name` (record_parse's errors). */
+int recorddict_canon_array(recorddict_canon *c, codec_span name, const unsigned char *p, uint64_t n, codec_err *err);
+/* A metric (config 0) or config record from JSON object text as item
+** `name` (valrec_from_json's errors; `what` names the text). */
+int recorddict_canon_json(recorddict_canon *c, codec_span name, int config, const unsigned char *json, uint64_t n,
+                          const char *what, codec_err *err);
+
+/* Append the item (framing included); its size first. */
+uint64_t recorddict_canon_item_size(const recorddict_canon *c);
+void recorddict_canon_write(buf_t *out, const recorddict_canon *c);
+/* Items c[0..n), in order, their total size reserved first (out->rc is
+** CODEC_TOOBIG when it does not fit). */
+void recorddict_canon_write_all(buf_t *out, const recorddict_canon *c, int n);
+
+/* The RecordDict blob[0..n), every item re-encoded, appended to out:
+** recorddict_parse's errors, then recorddict_canon_item's, then out's
+** (CODEC_NOMEM, CODEC_TOOBIG). */
+int recorddict_canonical(buf_t *out, const unsigned char *blob, uint64_t n, codec_err *err);
 
 #endif

@@ -7,8 +7,9 @@
 **   rd_from_message(msg)  flower_message_metadata(msg)
 **   rd_from_context(ctx)  flower_context_config(ctx)
 **
-** The RecordDicts come out as BLOBs for the rd_* functions; metadata and
-** configs as JSON (message.h).
+** The RecordDicts come out as BLOBs for the rd_* functions, re-encoded as
+** the rd_* builders write them (Flower's serde bytes: equal content, equal
+** bytes); metadata and configs as JSON (message.h).
 */
 #include "sql/sql_modules.h"
 #include "sql/sql_util.h"
@@ -21,7 +22,7 @@ enum { MSG_CONTENT, MSG_METADATA };
 /* rd_from_message / flower_message_metadata. */
 static void message_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   message_t m;
-  codec_span blob, content;
+  codec_span blob;
   codec_err err;
   buf_t b;
   int rc;
@@ -41,21 +42,18 @@ static void message_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     buf_free(&b);
     return;
   }
-  if ((rc = message_content(&m, blob.p, blob.n, &b, &content, &err)) != CODEC_OK) {
+  if ((rc = message_content(&m, blob.p, blob.n, &b, &err)) != CODEC_OK) {
     sql_codec_error(ctx, rc, &err);
     buf_free(&b);
-  } else if (m.ncontent > 1) {
-    sql_result_buf(ctx, &b, 0);
   } else {
-    sqlite3_result_blob64(ctx, content.p, content.n, SQLITE_TRANSIENT);
-    buf_free(&b);
+    sql_result_buf(ctx, &b, 0);
   }
 }
 
 /* rd_from_context / flower_context_config. */
 static void context_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   message_context_t c;
-  codec_span blob, state;
+  codec_span blob;
   codec_err err;
   buf_t b;
   int rc;
@@ -70,14 +68,11 @@ static void context_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (SQL_OP(ctx) == MSG_METADATA) {
     message_context_json(&b, &c);
     sql_result_buf(ctx, &b, 1);
-  } else if ((rc = message_context_state(&c, blob.p, blob.n, &b, &state, &err)) != CODEC_OK) {
+  } else if ((rc = message_context_state(&c, blob.p, blob.n, &b, &err)) != CODEC_OK) {
     sql_codec_error(ctx, rc, &err);
     buf_free(&b);
-  } else if (c.nstate > 1) {
-    sql_result_buf(ctx, &b, 0);
   } else { /* absent reads as the empty RecordDict (proto3): x'' */
-    sqlite3_result_blob64(ctx, state.p, state.n, SQLITE_TRANSIENT);
-    buf_free(&b);
+    sql_result_buf(ctx, &b, 0);
   }
 done:
   message_context_clear(&c);

@@ -10,8 +10,9 @@
 **   aggregate rd_agg(name, kind, value)
 **
 ** Readers find items without reading the other items' records; builders
-** copy untouched items' record bytes as they are and write the RecordDict
-** structure canonically (byte-identical to Flower for what Flower wrote).
+** re-encode every record (recorddict_canon in recorddict.h): the bytes
+** Flower's serde writes for the same content, so equal content gives equal
+** bytes.
 ** The JSON mapping of metric and config records is valrec.h's.
 */
 #include "sql/sql_modules.h"
@@ -39,19 +40,12 @@ static int arg_rd(sqlite3_context *ctx, sqlite3_value *v, int argi, recorddict_t
   return 1;
 }
 
-/* "metric record 'metrics'", for messages. */
-static void item_label(char *out, size_t cap, const recorddict_item *it) {
-  char q[CODEC_QUOTE_MAX];
-  snprintf(out, cap, "%s record '%s'", recorddict_kind_name(it->kind),
-           codec_quote(q, sizeof(q), it->name.p, it->name.n));
-}
-
 /* Check one item's record: an ArrayRecord as ar_valid does, metric and
 ** config records by parsing every value. */
 static int check_item(const recorddict_item *it, const unsigned char *blob, codec_err *err) {
   char label[CODEC_QUOTE_MAX + 32];
   int rc, i;
-  item_label(label, sizeof(label), it);
+  recorddict_item_label(label, sizeof(label), it->name, it->kind);
   if (it->kind == RECORDDICT_ARRAY) {
     record_t rec;
     codec_err inner;
@@ -122,7 +116,7 @@ static int item_valrec(sqlite3_context *ctx, const recorddict_item *it, const un
   char label[CODEC_QUOTE_MAX + 32];
   codec_err err;
   int rc;
-  item_label(label, sizeof(label), it);
+  recorddict_item_label(label, sizeof(label), it->name, it->kind);
   rc = valrec_parse(vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, &err);
   if (rc) {
     sql_codec_error(ctx, rc, &err);
@@ -260,136 +254,143 @@ static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 
 /* --- builders ----------------------------------------------------------------- */
 
-/* The record bytes for (kind, value) at arguments argi+1, argi+2 into *rec
-** (a span into the argument or into scratch). 1, 0 for NULL, -1 after an
-** error. */
-static int build_record(sqlite3_context *ctx, sqlite3_value **argv, int argi, codec_span name, int *kind,
-                        buf_t *scratch, codec_span *rec) {
+/* Item (name, kind, value) from arguments argi+1, argi+2 into c, re-encoded.
+** 1, 0 for NULL, -1 after an error. */
+static int build_record(sqlite3_context *ctx, sqlite3_value **argv, int argi, codec_span name, recorddict_canon *c) {
   const unsigned char *kp;
   uint64_t kn;
   char q[CODEC_QUOTE_MAX], label[CODEC_QUOTE_MAX + 40];
   codec_err err;
-  int rc;
+  int rc, kind;
   if ((rc = sql_arg_text(ctx, argv[argi + 1], argi + 1, "a kind ('array', 'metric' or 'config')", (const char **)&kp,
                          &kn)) <= 0)
     return rc;
-  if (!(*kind = recorddict_kind_from_name(kp, kn))) {
+  if (!(kind = recorddict_kind_from_name(kp, kn))) {
     sql_error(ctx, "argument %d: kind must be 'array', 'metric' or 'config', got '%s'", argi + 2,
               codec_quote(q, sizeof(q), kp, kn));
     return -1;
   }
   codec_quote(q, sizeof(q), name.p, name.n);
-  if (*kind == RECORDDICT_ARRAY) {
-    record_t r;
+  if (kind == RECORDDICT_ARRAY) {
+    const unsigned char *p;
+    uint64_t n;
     int i;
-    if ((rc = sql_arg_blob(ctx, argv[argi + 2], argi + 2, "an ArrayRecord", &rec->p, &rec->n)) <= 0) return rc;
-    record_init(&r);
-    rc = record_parse(&r, rec->p, rec->n, &err);
-    for (i = 0; rc == CODEC_OK && i < r.n; i++) rc = array_validate(&r.items[i], i, &err);
-    record_clear(&r);
+    if ((rc = sql_arg_blob(ctx, argv[argi + 2], argi + 2, "an ArrayRecord", &p, &n)) <= 0) return rc;
+    rc = recorddict_canon_array(c, name, p, n, &err);
+    for (i = 0; rc == CODEC_OK && i < c->rec.n; i++) rc = array_validate(&c->rec.items[i], i, &err);
     if (rc == CODEC_CORRUPT || rc == CODEC_UNSUPPORTED) {
       sql_error(ctx, "argument %d (array record '%s'): %s", argi + 3, q, err.msg);
       return -1;
     }
-    if (rc) {
-      sql_codec_error(ctx, rc, &err);
-      return -1;
-    }
-    return 1;
   } else {
     const char *text;
     uint64_t n;
     if ((rc = sql_arg_text(ctx, argv[argi + 2], argi + 2, "a JSON object", &text, &n)) <= 0) return rc;
-    snprintf(label, sizeof(label), "argument %d (%s record '%s')", argi + 3, recorddict_kind_name(*kind), q);
-    scratch->n = 0;
-    rc = valrec_from_json(scratch, *kind == RECORDDICT_CONFIG, (const unsigned char *)text, n, label, &err);
-    if (rc) {
-      sql_codec_error(ctx, rc, &err);
-      return -1;
-    }
-    rec->p = buf_at(scratch, 0);
-    rec->n = scratch->n;
-    return 1;
+    snprintf(label, sizeof(label), "argument %d (%s record '%s')", argi + 3, recorddict_kind_name(kind), q);
+    rc = recorddict_canon_json(c, name, kind == RECORDDICT_CONFIG, (const unsigned char *)text, n, label, &err);
   }
+  if (rc) {
+    sql_codec_error(ctx, rc, &err);
+    return -1;
+  }
+  return 1;
+}
+
+/* n items to re-encode, each initialised (NULL after reporting out of memory). */
+static recorddict_canon *canons_alloc(sqlite3_context *ctx, int n) {
+  recorddict_canon *c = codec_malloc((uint64_t)(n ? n : 1) * sizeof(*c));
+  int i;
+  if (!c) {
+    sqlite3_result_error_nomem(ctx);
+    return NULL;
+  }
+  for (i = 0; i < n; i++) recorddict_canon_init(&c[i], sql_limit(ctx));
+  return c;
+}
+
+static void canons_free(recorddict_canon *c, int n) {
+  int i;
+  if (!c) return;
+  for (i = 0; i < n; i++) recorddict_canon_clear(&c[i]);
+  codec_free(c);
+}
+
+/* Item `it` of the RecordDict argument into c. 1, or -1 after an error. */
+static int canon_item(sqlite3_context *ctx, recorddict_canon *c, const recorddict_item *it, codec_span blob) {
+  codec_err err;
+  int rc = recorddict_canon_item(c, it, blob.p, &err);
+  if (rc) {
+    sql_codec_error(ctx, rc, &err);
+    return -1;
+  }
+  return 1;
+}
+
+/* The items as the result RecordDict (x'' for none). */
+static void result_canons(sqlite3_context *ctx, const recorddict_canon *c, int n) {
+  buf_t out;
+  sql_buf_init(ctx, &out);
+  recorddict_canon_write_all(&out, c, n);
+  sql_result_buf(ctx, &out, 0);
 }
 
 /* rd(name, kind, value, ...): a RecordDict of these items, in order. */
 static void rd_build_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  buf_t out, scratch;
-  int i, j;
+  recorddict_canon *c;
+  int i, j, n = argc / 3;
   if (argc % 3) {
     sql_error(ctx, "expects name, kind, value triples (got %d arguments)", argc);
     return;
   }
-  if (argc == 0) {
-    sqlite3_result_zeroblob(ctx, 0);
-    return;
-  }
-  sql_buf_init(ctx, &out);
-  sql_buf_init(ctx, &scratch);
+  if (!(c = canons_alloc(ctx, n))) return;
   for (i = 0; i < argc; i += 3) {
-    codec_span name, rec;
-    int kind;
-    if (sql_arg_key(ctx, argv[i], i, &name.p, &name.n) <= 0) goto fail;
+    codec_span name;
+    if (sql_arg_key(ctx, argv[i], i, &name.p, &name.n) <= 0) goto done;
     for (j = 0; j < i; j += 3) {
       if ((uint64_t)sqlite3_value_bytes(argv[j]) == name.n &&
           memcmp(sqlite3_value_text(argv[j]), name.p, (size_t)name.n) == 0) {
         char q[CODEC_QUOTE_MAX];
         sql_error(ctx, "duplicate name '%s' (arguments %d and %d)", codec_quote(q, sizeof(q), name.p, name.n), j + 1,
                   i + 1);
-        goto fail;
+        goto done;
       }
     }
-    if (build_record(ctx, argv, i, name, &kind, &scratch, &rec) <= 0) goto fail;
-    recorddict_write_item(&out, name, kind, rec);
+    if (build_record(ctx, argv, i, name, &c[i / 3]) <= 0) goto done;
   }
-  buf_free(&scratch);
-  sql_result_buf(ctx, &out, 0);
-  return;
-fail:
-  buf_free(&scratch);
-  buf_free(&out);
+  result_canons(ctx, c, n);
+done:
+  canons_free(c, n);
 }
 
 /* rd_set(rd, name, kind, value): replace in place, or append. */
 static void rd_set_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   recorddict_t rd;
-  codec_span blob, name, rec;
-  buf_t out, scratch;
-  int i, kind, idx;
+  recorddict_canon *c = NULL;
+  codec_span blob, name;
+  int i, idx, n = 0;
   (void)argc;
   recorddict_init(&rd);
-  sql_buf_init(ctx, &out);
-  sql_buf_init(ctx, &scratch);
   if (arg_rd(ctx, argv[0], 0, &rd, &blob) <= 0) goto done;
   if (sql_arg_key(ctx, argv[1], 1, &name.p, &name.n) <= 0) goto done;
-  if (build_record(ctx, argv, 1, name, &kind, &scratch, &rec) <= 0) goto done;
   idx = recorddict_find(&rd, name.p, name.n);
-  for (i = 0; i < rd.n; i++) {
-    if (i == idx)
-      recorddict_write_item(&out, name, kind, rec);
-    else
-      recorddict_write_item(&out, rd.items[i].name, rd.items[i].kind, rd.items[i].record);
-  }
-  if (idx < 0) recorddict_write_item(&out, name, kind, rec);
-  if (out.rc == CODEC_OK && out.n == 0)
-    sqlite3_result_zeroblob(ctx, 0);
-  else
-    sql_result_buf(ctx, &out, 0);
+  n = idx < 0 ? rd.n + 1 : rd.n;
+  if (!(c = canons_alloc(ctx, n))) goto done;
+  if (build_record(ctx, argv, 1, name, &c[idx < 0 ? rd.n : idx]) <= 0) goto done;
+  for (i = 0; i < rd.n; i++)
+    if (i != idx && canon_item(ctx, &c[i], &rd.items[i], blob) <= 0) goto done;
+  result_canons(ctx, c, n);
 done:
-  buf_free(&scratch);
-  buf_free(&out);
+  canons_free(c, n);
   recorddict_clear(&rd);
 }
 
 /* rd_delete(rd, name, ...): without these items; absent names are ignored. */
 static void rd_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   recorddict_t rd;
+  recorddict_canon *c = NULL;
   codec_span blob;
-  buf_t out;
-  int i, k;
+  int i, k, n = 0;
   recorddict_init(&rd);
-  sql_buf_init(ctx, &out);
   if (argc < 2) {
     sql_error(ctx, "expects a record dict and names");
     goto done;
@@ -399,6 +400,7 @@ static void rd_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     codec_span name;
     if (sql_arg_key(ctx, argv[k], k, &name.p, &name.n) <= 0) goto done;
   }
+  if (!(c = canons_alloc(ctx, rd.n))) goto done;
   for (i = 0; i < rd.n; i++) {
     int drop = 0;
     for (k = 1; k < argc && !drop; k++) {
@@ -406,28 +408,26 @@ static void rd_delete_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       uint64_t len = (uint64_t)sqlite3_value_bytes(argv[k]);
       drop = p && len == rd.items[i].name.n && memcmp(p, rd.items[i].name.p, (size_t)len) == 0;
     }
-    if (!drop) recorddict_write_item(&out, rd.items[i].name, rd.items[i].kind, rd.items[i].record);
+    if (!drop && canon_item(ctx, &c[n++], &rd.items[i], blob) <= 0) goto done;
   }
-  if (out.rc == CODEC_OK && out.n == 0)
-    sqlite3_result_zeroblob(ctx, 0);
-  else
-    sql_result_buf(ctx, &out, 0);
+  result_canons(ctx, c, n);
 done:
-  buf_free(&out);
+  canons_free(c, rd.n);
   recorddict_clear(&rd);
 }
 
 /* rd_agg(name, kind, value): one item per row, in row order. */
 typedef struct rd_agg_state {
   int started, rows;
-  buf_t out, scratch;
+  buf_t out;
   keyset_t names;
 } rd_agg_state;
 
 static void rd_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rd_agg_state *st = sqlite3_aggregate_context(ctx, sizeof(*st));
-  codec_span name, rec;
-  int kind, first;
+  recorddict_canon c;
+  codec_span name;
+  int first;
   (void)argc;
   if (!st) {
     sqlite3_result_error_nomem(ctx);
@@ -435,25 +435,27 @@ static void rd_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (!st->started) {
     sql_buf_init(ctx, &st->out);
-    sql_buf_init(ctx, &st->scratch);
     keyset_init(&st->names);
     st->started = 1;
   }
   st->rows++;
   if (sql_arg_key(ctx, argv[0], 0, &name.p, &name.n) <= 0) return; /* NULL name: row skipped */
-  if (build_record(ctx, argv, 0, name, &kind, &st->scratch, &rec) <= 0) return;
+  recorddict_canon_init(&c, sql_limit(ctx));
+  if (build_record(ctx, argv, 0, name, &c) <= 0) goto done;
   if ((first = keyset_get(&st->names, name.p, name.n)) >= 0) {
     char q[CODEC_QUOTE_MAX];
     sql_error(ctx, "duplicate name '%s' (rows %d and %d)", codec_quote(q, sizeof(q), name.p, name.n), first,
               st->rows - 1);
-    return;
+    goto done;
   }
   if (keyset_put(&st->names, name.p, name.n, st->rows - 1)) {
     sqlite3_result_error_nomem(ctx);
-    return;
+    goto done;
   }
-  recorddict_write_item(&st->out, name, kind, rec);
+  recorddict_canon_write(&st->out, &c);
   if (st->out.rc) sql_codec_error(ctx, st->out.rc, NULL);
+done:
+  recorddict_canon_clear(&c);
 }
 
 static void rd_agg_final(sqlite3_context *ctx) {
@@ -463,13 +465,7 @@ static void rd_agg_final(sqlite3_context *ctx) {
     return;
   }
   keyset_free(&st->names);
-  buf_free(&st->scratch);
-  if (st->out.rc == CODEC_OK && st->out.n == 0) {
-    buf_free(&st->out);
-    sqlite3_result_zeroblob(ctx, 0);
-  } else {
-    sql_result_buf(ctx, &st->out, 0);
-  }
+  sql_result_buf(ctx, &st->out, 0);
 }
 
 static const sql_function recorddict_functions[] = {

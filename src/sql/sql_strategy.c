@@ -49,16 +49,6 @@ static codec_span cstr_span(const char *s) {
   return sp;
 }
 
-/* Everything of a RecordDict item but its record's bytes (the caller
-** appends record_len of them). */
-static void rd_item_head(buf_t *out, codec_span name, int kind, uint64_t record_len) {
-  buf_putc(out, 0x0a);
-  pb_put_varint(out, pb_len_field_size(name.n) + 1 + pb_varint_size(record_len) + record_len);
-  pb_put_len_field(out, 0x0a, name.p, name.n);
-  buf_putc(out, (char)(kind << 3 | PB_WT_LEN));
-  pb_put_varint(out, record_len);
-}
-
 /* ========================================================================== */
 /* ar_server_step                                                             */
 /* ========================================================================== */
@@ -456,7 +446,7 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (buf_reserve(&out, total) != CODEC_OK) goto result;
   for (j = 0; j < nrec; j++) {
     int slot = j == 0 ? 0 : j == 1 && so_has_m(&p) ? 1 : 2;
-    rd_item_head(&out, cstr_span(names[slot]), RECORDDICT_ARRAY, sizes[slot]);
+    recorddict_write_item_head(&out, cstr_span(names[slot]), RECORDDICT_ARRAY, sizes[slot]);
     for (i = 0; i < model.n; i++) {
       if (!(keys[i].dst[slot] = array_begin_result(&out, model.items[i].key, &keys[i].res[slot]))) goto result;
     }
@@ -948,7 +938,7 @@ static void mean_final(sqlite3_context *ctx) {
       }
       if (buf_reserve(&out, total) != CODEC_OK) goto result;
     }
-    rd_item_head(&out, fa->name, RECORDDICT_ARRAY, asize);
+    recorddict_write_item_head(&out, fa->name, RECORDDICT_ARRAY, asize);
     for (i = 0; i < f->rec.n; i++) {
       npy_array res;
       unsigned char *dst;

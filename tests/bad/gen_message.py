@@ -90,6 +90,22 @@ CONTENT = [
         ld(2, RD_ITEM) + ld(1, vi(1, 1)) + ld(2, RD_ITEM),
         "message content (2 occurrences merged): record dict has duplicate name 'm' (items 0 and 1)",
     ),
+    (  # the content is re-encoded: every record is read
+        "content_metric_truncated",
+        ld(2, ld(1, ld(1, b"m") + ld(3, ld(1, ld(1, b"k") + b"\x12")))),
+        "message content (at byte 2): metric record 'm' truncated at byte 13 (item 0, key 'k')",
+    ),
+    (
+        "content_array_truncated",
+        ld(2, ld(1, ld(1, b"a") + ld(2, b"\x0a"))),
+        "message content (at byte 2): array record 'a' (at byte 7): record blob truncated at byte 1 (item 0)",
+    ),
+    (
+        "content_merged_config_not_utf8",
+        ld(2, RD_ITEM) + ld(2, ld(1, ld(1, b"c") + ld(4, ld(1, ld(1, b"k") + ld(2, ld(5, b"\xff")))))),
+        "message content (2 occurrences merged): config record 'c' has a string that is not valid UTF-8 at byte 23 "
+        "(item 0, key 'k')",
+    ),
 ]
 
 CONTEXT = [
@@ -186,6 +202,11 @@ STATE = [
         "state_merged_duplicate",
         ld(4, RD_ITEM) * 2,
         "context state (2 occurrences merged): record dict has duplicate name 'm' (items 0 and 1)",
+    ),
+    (  # the state is re-encoded: every record is read
+        "state_array_bad_field",
+        ld(4, ld(1, ld(1, b"a") + ld(2, b"\x00"))),
+        "context state (at byte 2): array record 'a' (at byte 7): record blob has an invalid field number at byte 0",
     ),
 ]
 

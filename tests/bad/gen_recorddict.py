@@ -124,6 +124,33 @@ ITEM = [
     ("config_string_truncated", rditem(b"m", C, item(b"k", b"\x2a\x05ab")), "config record 'm' truncated at byte"),
 ]
 
+# ArrayRecord items: ar_* read them (through rd_array_record) as record blobs;
+# the builders that re-encode them, rd_valid and rd_error name the item too.
+ARRAY_ITEM = [
+    ("array_truncated", rditem(b"m", A, b"\x0a"), "record blob truncated at byte 1 (item 0)"),
+    ("array_field_zero", rditem(b"m", A, b"\x00"), "record blob has an invalid field number at byte 0"),
+    (
+        "array_value_as_varint",
+        rditem(b"m", A, ld(1, ld(1, b"w") + vi(2, 1))),
+        "record blob has wrong wire type 0 for Item.value at byte 5 (item 0, key 'w')",
+    ),
+    (
+        "array_key_not_utf8",
+        rditem(b"m", A, ld(1, ld(1, b"\xc3") + ld(2, b""))),
+        "record key is not valid UTF-8 at byte 2 (item 0)",
+    ),
+    (
+        "array_negative_dimension",
+        rditem(b"m", A, item(b"w", ld(1, b"float32") + vi(2, 2**64 - 1))),
+        "record blob has negative dimension -1 at byte 17 (item 0, key 'w')",
+    ),
+    (
+        "array_duplicate_key",
+        rditem(b"m", A, item(b"w", b"") * 2),
+        "record has duplicate key 'w' (items 0 and 1)",
+    ),
+]
+
 
 write_group(
     "gen_recorddict.py",
@@ -152,9 +179,27 @@ write_group(
     [
         "read rd_value SELECT rd_value(?1, 'm', 'k')",
         "read record_dict SELECT nitems FROM record_dict(?1)",
+        "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
+        "read rd_delete SELECT rd_delete(?1, 'x')",
         "false SELECT rd_valid(?1)",
         "message SELECT rd_error(?1)",
     ],
     "# RecordDicts whose item 'm' holds a malformed MetricRecord or ConfigRecord:\n"
-    "# the functions that read that record.",
+    "# the functions that read that record (rd_set and rd_delete re-encode it).",
+)
+
+write_group(
+    "gen_recorddict.py",
+    "recorddict_array",
+    ARRAY_ITEM,
+    [
+        "read ar_len SELECT ar_len(rd_array_record(?1, 'm'))",
+        "read record_dict SELECT nitems FROM record_dict(?1)",
+        "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
+        "read rd_delete SELECT rd_delete(?1, 'x')",
+        "false SELECT rd_valid(?1)",
+        "message SELECT rd_error(?1)",
+    ],
+    "# RecordDicts whose item 'm' holds a malformed ArrayRecord: the functions\n"
+    "# that read that record (rd_set and rd_delete re-encode it).",
 )

@@ -3,7 +3,8 @@
 ** test_recorddict.c — unit tests of the RecordDict, MetricRecord and
 ** ConfigRecord codecs (recorddict.c, valrec.c): Flower's vectors parse,
 ** their records map to JSON and back to the same bytes, list walking,
-** lenient reading, error messages, and allocation failures at every step.
+** lenient reading, error messages, re-encoding (recorddict_canonical), and
+** allocation failures at every step.
 */
 #include "unit.h"
 
@@ -201,4 +202,74 @@ TEST(recorddict_oom) {
     if (rc == CODEC_OK && !unit_alloc_failed()) break;
   }
   free(blob);
+}
+
+/* Flower's vectors are canonical already: re-encoding keeps every byte. */
+TEST(recorddict_canonical_vectors) {
+  static const char *const files[] = {"recorddict/full.pb", "recorddict/metric_types.pb", "recorddict/config_types.pb",
+                                      "recorddict/empty_records.pb", "recorddict/shared_records.pb"};
+  size_t f;
+  for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+    uint64_t n;
+    unsigned char *blob = unit_read_file(files[f], &n);
+    buf_t out;
+    codec_err err;
+    CHECK(blob);
+    buf_init(&out, UINT64_MAX);
+    CHECK(recorddict_canonical(&out, blob, n, &err) == CODEC_OK);
+    CHECK(out.n == n && (n == 0 || memcmp(out.p, blob, (size_t)n) == 0));
+    buf_free(&out);
+    free(blob);
+  }
+}
+
+/* A RecordDict Flower reads but did not write: an unknown field; item 'm'
+** with its record before its name, a metric record whose value (a uint64 7,
+** which Flower writes as a sint64) comes before its key; item 'a', an
+** array record whose Array has its shape unpacked, its dtype written twice
+** (empty, then "uint8") and its key last. */
+static const unsigned char messy_rd[] = {0x48, 0x01, 0x0a, 0x0e, 0x1a, 0x09, 0x0a, 0x07, 0x12, 0x02, 0x18, 0x07,
+                                         0x0a, 0x01, 0x6b, 0x0a, 0x01, 0x6d, 0x0a, 0x1b, 0x0a, 0x01, 0x61, 0x12,
+                                         0x16, 0x0a, 0x14, 0x12, 0x0f, 0x10, 0x02, 0x22, 0x02, 0x01, 0x02, 0x0a,
+                                         0x00, 0x0a, 0x05, 0x75, 0x69, 0x6e, 0x74, 0x38, 0x0a, 0x01, 0x77};
+
+TEST(recorddict_canonical_messy) {
+  /* what Flower's serde writes for it */
+  static const unsigned char want[] = {0x0a, 0x0e, 0x0a, 0x01, 0x6d, 0x1a, 0x09, 0x0a, 0x07, 0x0a, 0x01,
+                                       0x6b, 0x12, 0x02, 0x10, 0x0e, 0x0a, 0x1a, 0x0a, 0x01, 0x61, 0x12,
+                                       0x15, 0x0a, 0x13, 0x0a, 0x01, 0x77, 0x12, 0x0e, 0x0a, 0x05, 0x75,
+                                       0x69, 0x6e, 0x74, 0x38, 0x12, 0x01, 0x02, 0x22, 0x02, 0x01, 0x02};
+  unsigned char bad[sizeof(messy_rd)];
+  buf_t out;
+  codec_err err;
+  long k;
+  buf_init(&out, UINT64_MAX);
+  CHECK(recorddict_canonical(&out, messy_rd, sizeof(messy_rd), &err) == CODEC_OK);
+  CHECK(out.n == sizeof(want) && memcmp(out.p, want, sizeof(want)) == 0);
+  buf_free(&out);
+  /* the result limit: CODEC_TOOBIG */
+  buf_init(&out, sizeof(want) - 1);
+  CHECK(recorddict_canonical(&out, messy_rd, sizeof(messy_rd), &err) == CODEC_TOOBIG);
+  buf_free(&out);
+  /* a record that does not read: the uint64 with wire type 1 */
+  memcpy(bad, messy_rd, sizeof(bad));
+  bad[10] = 0x19;
+  buf_init(&out, UINT64_MAX);
+  CHECK(recorddict_canonical(&out, bad, sizeof(bad), &err) == CODEC_CORRUPT);
+  CHECK_STR(err.msg, "metric record 'm' has wrong wire type 1 for uint64 at byte 10 (item 0, key 'k')");
+  buf_free(&out);
+  /* every allocation failing in turn */
+  for (k = 0; k < 100; k++) {
+    long live = unit_live_allocs();
+    int rc;
+    unit_fail_alloc_after(k);
+    buf_init(&out, UINT64_MAX);
+    rc = recorddict_canonical(&out, messy_rd, sizeof(messy_rd), &err);
+    buf_free(&out);
+    unit_fail_alloc_after(-1);
+    CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
+    CHECK(unit_live_allocs() == live);
+    if (rc == CODEC_OK && !unit_alloc_failed()) break;
+  }
+  CHECK(k < 100);
 }

@@ -8,7 +8,8 @@
 ** JSON of a record reads back (valrec_from_json) to bytes whose JSON is the
 ** same text; canonical bytes (valrec_write) are a fixed point and agree
 ** with what the JSON rebuilds whenever the record is typed as Flower types
-** values.
+** values; the re-encoded RecordDict (recorddict_canonical) exists whenever
+** every record reads, keeps the names and kinds, and is a fixed point.
 **
 ** seeds: tests/data/recorddict
 */
@@ -119,10 +120,45 @@ static void check_valrec(const valrec_t *vr, int config) {
   buf_free(&canon);
 }
 
+/* The re-encoded RecordDict: there when every record read (records_ok),
+** the same names and kinds, a fixed point. */
+static void check_canonical(const uint8_t *data, size_t size, const recorddict_t *rd, int records_ok) {
+  buf_t canon, again;
+  recorddict_t back;
+  codec_err err;
+  int rc, i;
+  buf_init(&canon, UINT64_MAX);
+  err.msg[0] = 0;
+  rc = recorddict_canonical(&canon, data, size, &err);
+  if (rc != CODEC_OK) {
+    fuzz_check_error(rc, &err);
+    FUZZ_CHECK(rc == CODEC_NOMEM || (!records_ok && rc == CODEC_CORRUPT));
+    buf_free(&canon);
+    return;
+  }
+  recorddict_init(&back);
+  rc = recorddict_parse(&back, buf_at(&canon, 0), canon.n, &err);
+  FUZZ_CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
+  if (rc == CODEC_OK) {
+    FUZZ_CHECK(back.n == rd->n);
+    for (i = 0; i < rd->n; i++) {
+      FUZZ_CHECK(back.items[i].kind == rd->items[i].kind && back.items[i].name.n == rd->items[i].name.n);
+      FUZZ_CHECK(rd->items[i].name.n == 0 ||
+                 memcmp(back.items[i].name.p, rd->items[i].name.p, (size_t)rd->items[i].name.n) == 0);
+    }
+  }
+  recorddict_clear(&back);
+  buf_init(&again, UINT64_MAX);
+  rc = recorddict_canonical(&again, buf_at(&canon, 0), canon.n, &err);
+  FUZZ_CHECK(rc == CODEC_NOMEM || (rc == CODEC_OK && same_buf(&canon, &again)));
+  buf_free(&again);
+  buf_free(&canon);
+}
+
 static void check_recorddict(const uint8_t *data, size_t size) {
   recorddict_t rd;
   codec_err err;
-  int rc, i;
+  int rc, i, records_ok = 1;
   recorddict_init(&rd);
   err.msg[0] = 0;
   rc = recorddict_parse(&rd, data, size, &err);
@@ -142,7 +178,7 @@ static void check_recorddict(const uint8_t *data, size_t size) {
         record_init(&rec);
         err.msg[0] = 0;
         rc = record_parse(&rec, it->record.p, it->record.n, &err);
-        if (rc) fuzz_check_error(rc, &err);
+        if (rc) fuzz_check_error(rc, &err), records_ok = 0;
         record_clear(&rec);
       } else {
         valrec_t vr;
@@ -151,12 +187,13 @@ static void check_recorddict(const uint8_t *data, size_t size) {
         rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, data, it->record_at, it->record_at + it->record.n,
                           "record", &err);
         if (rc)
-          fuzz_check_error(rc, &err);
+          fuzz_check_error(rc, &err), records_ok = 0;
         else
           check_valrec(&vr, it->kind == RECORDDICT_CONFIG);
         valrec_clear(&vr);
       }
     }
+    check_canonical(data, size, &rd, records_ok);
     /* the canonical structure parses back to the same items */
     if (out.rc == CODEC_OK) {
       recorddict_t again;
