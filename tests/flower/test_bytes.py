@@ -384,3 +384,62 @@ def test_recorddict_builder_value_edges():
     assert one("SELECT rd(?, 'metric', ?, ?, 'config', ?)", "ü", fg.values_json(m), "", fg.values_json(cfg)) == want
     assert sar.to_recorddict(package_records(rd)) == want
     assert fg.same_recorddict(fg.rd_parse(want), rd)
+
+
+# --- what Flower accepts, we accept ---
+
+CANDIDATES = [
+    True,
+    False,
+    [True],
+    [True, 1],
+    [1, 2.5],
+    [2.5, 1],
+    -(2**63),
+    -(2**63) - 1,
+    2**64 - 1,
+    2**64,
+    [2**64 - 1, -1],
+    [-1, 2**63],
+    ["a", b"b"],
+    ["a", 1],
+    [b"", True],
+    "s",
+    b"b",
+    [[1]],
+    [],
+    [[]],
+    1.5,
+    [math.nan, 1.0],
+    [2**63, 0],
+    [0, 2**63],
+    [-0.0],
+    [1, -1, 2**63 - 1],
+]
+
+
+def test_value_acceptance_matches_flower():
+    """Each metric/config value Flower's MetricRecord/ConfigRecord accepts, rd()
+    and to_recorddict accept and write as Flower does; each it refuses they
+    refuse. One documented exception: Flower checks a list's elements against
+    the type of its first one with isinstance, so [1, True] passes as an int
+    list (written [1, 1]); we refuse it as a list mixing types."""
+    for kind, cls, pycls in (("metric", MetricRecord, sar.MetricRecord), ("config", ConfigRecord, sar.ConfigRecord)):
+        for v in CANDIDATES + [[1, True], [0, False, 2]]:
+            try:
+                want = fg.rd_bytes(RecordDict({"r": cls({"k": v})}))
+            except (TypeError, ValueError):
+                want = None
+            try:
+                got = one("SELECT rd('r', ?, ?)", kind, json.dumps({"k": fg.value_json(v)}))
+            except Exception as e:
+                assert "rd: argument 3" in str(e), e
+                got = None
+            try:
+                got_py = sar.to_recorddict({"r": pycls({"k": v})})
+            except (TypeError, ValueError):
+                got_py = None
+            if isinstance(v, list) and len(v) > 1 and type(v[0]) is int and any(type(x) is bool for x in v):
+                assert want is not None and got is None and got_py is None, (kind, v)  # the exception above
+                continue
+            assert got == want and got_py == want, (kind, v, want, got, got_py)
