@@ -443,3 +443,57 @@ def test_value_acceptance_matches_flower():
                 assert want is not None and got is None and got_py is None, (kind, v)  # the exception above
                 continue
             assert got == want and got_py == want, (kind, v, want, got, got_py)
+
+
+# --- editing records ---
+
+
+def test_record_edits_are_flower_records():
+    """ar_set, ar_delete, ar_rename, ar_merge, ar_select and rd_set, rd_delete
+    give the bytes of the Flower record built by the same dict operations."""
+    import fnmatch
+
+    g = fg.Gen(SEED + 5)
+    for _ in range(60):
+        a, arrs_a = g.array_record()
+        b, arrs_b = g.array_record()
+        ba, bb = fg.ar_bytes(a), fg.ar_bytes(b)
+        merged = dict(arrs_a)
+        merged.update(arrs_b)  # dict.update: a key keeps its first place, takes its last array
+        assert one("SELECT ar_merge(?, ?)", ba, bb) == fg.ar_bytes(
+            ArrayRecord({k: Array(v) for k, v in merged.items()})
+        )
+        keys = list(arrs_a)
+        if keys:
+            gone = g.r.sample(keys, g.r.randint(1, len(keys)))
+            rest = ArrayRecord({k: Array(v) for k, v in arrs_a.items() if k not in gone})
+            assert one("SELECT ar_delete(?, " + ", ".join("?" * len(gone)) + ")", ba, *gone) == fg.ar_bytes(rest)
+            old = g.r.choice(keys)
+            new = g.key(arrs_a)
+            renamed = {(new if k == old else k): v for k, v in arrs_a.items()}
+            assert one("SELECT ar_rename(?, ?, ?)", ba, old, new) == fg.ar_bytes(
+                ArrayRecord({k: Array(v) for k, v in renamed.items()})
+            )
+            repl = g.array()
+            replaced = dict(arrs_a)
+            replaced[old] = repl
+            assert one("SELECT ar_set(?, ?, ?)", ba, old, fg.npy_save(repl)) == fg.ar_bytes(
+                ArrayRecord({k: Array(v) for k, v in replaced.items()})
+            )
+            pattern = g.r.choice(["*", "w*", "*.*", "?", "*ü*", "[a-c]*", "*0"])
+            picked = {k: v for k, v in arrs_a.items() if fnmatch.fnmatchcase(k, pattern)}
+            assert one("SELECT ar_select(?, ?)", ba, pattern) == fg.ar_bytes(
+                ArrayRecord({k: Array(v) for k, v in picked.items()})
+            ), pattern
+    for rd in dicts(SEED + 6, 40):
+        blob = fg.rd_bytes(rd)
+        names = list(rd.keys())
+        if not names:
+            continue
+        gone = names[::2]
+        rest = RecordDict({k: v for k, v in rd.items() if k not in gone})
+        assert one("SELECT rd_delete(?, " + ", ".join("?" * len(gone)) + ")", blob, *gone) == fg.rd_bytes(rest)
+        name = names[-1]
+        new = MetricRecord({"loss": 0.25, "n": 3})
+        replaced = RecordDict({k: (new if k == name else v) for k, v in rd.items()})
+        assert one("SELECT rd_set(?, ?, 'metric', ?)", blob, name, fg.values_json(new)) == fg.rd_bytes(replaced)
