@@ -39,27 +39,36 @@ static int arg_threshold(sqlite3_context *ctx, int argc, sqlite3_value **argv, i
 ** number), major 1 or 2; "2" alone is the latest NumPy 2 printing. */
 static int arg_version(sqlite3_context *ctx, int argc, sqlite3_value **argv, int argi, int *out) {
   const unsigned char *s;
-  int major = 0, minor = 0, digits = 0, i = 0;
+  int major = 0, minor = 0, digits = 0, n, i = 0;
+  char q[CODEC_QUOTE_MAX];
   *out = REPR_NUMPY_1_24;
-  if (argc <= argi || sqlite3_value_type(argv[argi]) == SQLITE_NULL) return 1;
-  s = sqlite3_value_type(argv[argi]) == SQLITE_BLOB ? NULL : sqlite3_value_text(argv[argi]);
-  if (!s) goto bad;
-  for (; s[i] >= '0' && s[i] <= '9' && digits < 3; i++, digits++) major = major * 10 + (s[i] - '0');
+  if (argc <= argi) return 1;
+  if (sqlite3_value_type(argv[argi]) == SQLITE_BLOB) {
+    sql_error(ctx, "numpy_version must be a NumPy version such as '1.24' or '2.4', got a blob");
+    return -1;
+  }
+  s = sqlite3_value_text(argv[argi]);
+  if (!s) {
+    if (sqlite3_value_type(argv[argi]) == SQLITE_NULL) return 0; /* a NULL argument, a NULL result */
+    sqlite3_result_error_nomem(ctx);
+    return -1;
+  }
+  n = sqlite3_value_bytes(argv[argi]);
+  for (; i < n && s[i] >= '0' && s[i] <= '9' && digits < 3; i++, digits++) major = major * 10 + (s[i] - '0');
   if (!digits) goto bad;
-  if (s[i] == '.') {
-    for (i++, digits = 0; s[i] >= '0' && s[i] <= '9' && digits < 3; i++, digits++) minor = minor * 10 + (s[i] - '0');
+  if (i < n && s[i] == '.') {
+    for (i++, digits = 0; i < n && s[i] >= '0' && s[i] <= '9' && digits < 3; i++, digits++)
+      minor = minor * 10 + (s[i] - '0');
     if (!digits) goto bad;
   } else {
     minor = 99;
   }
-  if (s[i] || major < 1 || major > 2) goto bad;
+  if (i != n || major < 1 || major > 2) goto bad;
   *out = major * 100 + (minor > 99 ? 99 : minor);
   return 1;
 bad:
-  if (s)
-    sql_error(ctx, "numpy_version must be a NumPy version such as '1.24' or '2.4', got '%s'", (const char *)s);
-  else
-    sql_error(ctx, "numpy_version must be a NumPy version such as '1.24' or '2.4', got a blob");
+  sql_error(ctx, "numpy_version must be a NumPy version such as '1.24' or '2.4', got '%s'",
+            codec_quote(q, sizeof(q), s, (uint64_t)n));
   return -1;
 }
 

@@ -28,3 +28,5 @@ SELECT npy_repr(npy(x'', '>f8', '[2, 0]'), 1000, '2'), ar_repr(ar('a', npy_from_
 SELECT npy_repr(npy_from_json('[1]'), 1000, x'32');
 SELECT npy_repr(npy_from_json('[1]'), 1000, '2.');
 SELECT ar_repr(ar('a', npy_from_json('[1]')), 1000, 'latest');
+SELECT npy_repr(npy_from_json('[1]'), 1000, CAST(x'32c0' AS TEXT)), npy_repr(npy_from_json('[1]'), 1000, NULL) IS NULL;
+SELECT npy_repr(npy_from_json('[1]'), 1000, '2.4' || char(0) || 'x');
