@@ -99,6 +99,14 @@ static int read_metadata(message_t *m, const unsigned char *blob, uint64_t start
       case 7: rc = get_double(&r, &ctx, "Metadata.ttl", wt, at, &m->ttl); break;
       case 8: rc = get_bytes(&r, &ctx, "Metadata.message_type", "message_type", wt, at, &m->message_type); break;
       case 9: rc = get_double(&r, &ctx, "Metadata.created_at", wt, at, &m->created_at); break;
+      case 10:
+        rc = get_varint(&r, &ctx, "Metadata.src_task_id", wt, at, &m->src_task_id);
+        m->has_src_task_id = 1;
+        break;
+      case 11:
+        rc = get_varint(&r, &ctx, "Metadata.dst_task_id", wt, at, &m->dst_task_id);
+        m->has_dst_task_id = 1;
+        break;
       default: rc = pb_skip(&r, &ctx, field, wt, 0, at);
     }
     if (rc) return rc;
@@ -146,7 +154,8 @@ static void add_hint(const unsigned char *blob, uint64_t n, int want_message, co
   if (!what && want_message) {
     message_context_t c;
     message_context_init(&c);
-    if (message_context_parse(&c, blob, n, NULL) == CODEC_OK && (c.run_id || c.node_id || c.n || c.nstate))
+    if (message_context_parse(&c, blob, n, NULL) == CODEC_OK &&
+        (c.run_id || c.node_id || c.series_id || c.n || c.nstate))
       what = "a Context";
     message_context_clear(&c);
   } else if (!what) {
@@ -265,6 +274,13 @@ static void put_double(buf_t *out, const char *key, double d) {
   valrec_scalar_json(out, VALREC_DOUBLE, &e);
 }
 
+static void put_optional(buf_t *out, const char *key, int has, uint64_t v) {
+  if (has)
+    buf_printf(out, ",\"%s\":%llu", key, (unsigned long long)v);
+  else
+    buf_printf(out, ",\"%s\":null", key);
+}
+
 void message_metadata_json(buf_t *out, const message_t *m) {
   buf_printf(out, "{\"run_id\":%llu", (unsigned long long)m->run_id);
   put_string(out, "message_id", m->message_id);
@@ -275,6 +291,8 @@ void message_metadata_json(buf_t *out, const message_t *m) {
   put_double(out, "ttl", m->ttl);
   put_string(out, "message_type", m->message_type);
   put_double(out, "created_at", m->created_at);
+  put_optional(out, "src_task_id", m->has_src_task_id, m->src_task_id);
+  put_optional(out, "dst_task_id", m->has_dst_task_id, m->dst_task_id);
   if (m->has_error) {
     buf_printf(out, ",\"error\":{\"code\":%lld,\"reason\":", (long long)m->error_code);
     json_put_string(out, m->error_reason.p, m->error_reason.n);
@@ -415,6 +433,8 @@ static int parse_context(message_context_t *c, const unsigned char *blob, uint64
       rc = get_varint(&r, &top, "Context.run_id", wt, at, &c->run_id);
     } else if (field == 2) {
       rc = get_varint(&r, &top, "Context.node_id", wt, at, &c->node_id);
+    } else if (field == 6) {
+      rc = get_varint(&r, &top, "Context.series_id", wt, at, &c->series_id);
     } else if (field == 3 || field == 5) {
       int which = field == 5;
       pb_ctx ctx = {err, which ? "context run_config" : "context node_config", count[which], {NULL, 0}};
@@ -486,8 +506,9 @@ static void put_map(buf_t *out, const message_context_t *c, int map) {
 }
 
 void message_context_json(buf_t *out, const message_context_t *c) {
-  buf_printf(out, "{\"run_id\":%llu,\"node_id\":%llu,\"node_config\":", (unsigned long long)c->run_id,
-             (unsigned long long)c->node_id);
+  buf_printf(out,
+             "{\"run_id\":%llu,\"node_id\":%llu,\"series_id\":%llu,\"node_config\":", (unsigned long long)c->run_id,
+             (unsigned long long)c->node_id, (unsigned long long)c->series_id);
   put_map(out, c, 3);
   buf_puts(out, ",\"run_config\":");
   put_map(out, c, 5);

@@ -7,10 +7,11 @@
 **   Metadata { uint64 run_id = 1; string message_id = 2; uint64 src_node_id = 3;
 **              uint64 dst_node_id = 4; string reply_to_message_id = 5;
 **              string group_id = 6; double ttl = 7; string message_type = 8;
-**              double created_at = 9; }
+**              double created_at = 9; optional uint64 src_task_id = 10;
+**              optional uint64 dst_task_id = 11; }
 **   Error    { sint64 code = 1; string reason = 2; }
 **   Context  { uint64 run_id = 1; uint64 node_id = 2; map<string, Scalar> node_config = 3;
-**              RecordDict state = 4; map<string, Scalar> run_config = 5; }
+**              RecordDict state = 4; map<string, Scalar> run_config = 5; uint64 series_id = 6; }
 **   Scalar   { oneof scalar { double double = 1; uint64 uint64 = 6; sint64 sint64 = 8;
 **              bool bool = 13; string string = 14; bytes bytes = 15; } }
 **   map entry { string key = 1; Scalar value = 2; }
@@ -25,7 +26,10 @@
 ** Wrong wire types, strings that are not UTF-8 and a Scalar without a
 ** member set (Flower cannot read it) are errors.
 **
-** JSON: metadata keys in field order, every key always present; a map as
+** (The task ids and series_id came with Flower 1.42.)
+**
+** JSON: metadata keys in field order, every key always present (an unset
+** optional task id as null); a map as
 ** an object sorted by key (bytewise), so a Context's JSON does not depend
 ** on the order its writer put the entries in; Scalar values and doubles as
 ** valrec.h spells them.
@@ -40,6 +44,8 @@ typedef struct message_t {
   uint64_t run_id, src_node_id, dst_node_id;
   codec_span message_id, reply_to_message_id, group_id, message_type;
   double ttl, created_at;
+  uint64_t src_task_id, dst_task_id;
+  int has_src_task_id, has_dst_task_id; /* optional fields: set or not */
   int has_error;
   int64_t error_code;
   codec_span error_reason;
@@ -58,7 +64,8 @@ int message_parse(message_t *m, const unsigned char *blob, uint64_t n, codec_err
 ** (at byte 2): record dict truncated at byte 1 (item 0)". */
 int message_content(const message_t *m, const unsigned char *blob, uint64_t n, buf_t *out, codec_err *err);
 
-/* {"run_id":...,...,"created_at":...,"error":null|{"code":..,"reason":".."}} */
+/* {"run_id":...,...,"created_at":...,"src_task_id":null|..,"dst_task_id":null|..,
+**  "error":null|{"code":..,"reason":".."}} */
 void message_metadata_json(buf_t *out, const message_t *m);
 
 /* One map<string, Scalar> entry. */
@@ -71,7 +78,7 @@ typedef struct message_entry {
 } message_entry;
 
 typedef struct message_context_t {
-  uint64_t run_id, node_id;
+  uint64_t run_id, node_id, series_id;
   message_entry *entries; /* after parsing: by map, then key; one per key */
   int n, cap;
   int nstate;
@@ -88,7 +95,7 @@ int message_context_parse(message_context_t *c, const unsigned char *blob, uint6
 /* The state RecordDict, as message_content (absent: empty). */
 int message_context_state(const message_context_t *c, const unsigned char *blob, uint64_t n, buf_t *out,
                           codec_err *err);
-/* {"run_id":..,"node_id":..,"node_config":{..},"run_config":{..}} */
+/* {"run_id":..,"node_id":..,"series_id":..,"node_config":{..},"run_config":{..}} */
 void message_context_json(buf_t *out, const message_context_t *c);
 
 #endif

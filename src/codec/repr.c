@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** repr.c — repr(ndarray) as NumPy 1.24 prints it with default options (see
-** repr.h). The layout follows numpy/core/arrayprint.py: _formatArray (rows
-** wrapped at linewidth, nested axes separated by blank lines, "..." rows and
-** columns when summarised), FloatingFormat (fixed or scientific notation
-** chosen over the shown values, padded to a common width), IntegerFormat,
-** BoolFormat and ComplexFloatingFormat, and array_repr's dtype suffix.
+** repr.c — repr(ndarray) as NumPy 1.24, or NumPy 2, prints it with default
+** options (see repr.h). The layout follows numpy/core/arrayprint.py:
+** _formatArray (rows wrapped at linewidth, nested axes separated by blank
+** lines, "..." rows and columns when summarised), FloatingFormat (fixed or
+** scientific notation chosen over the shown values, padded to a common
+** width), IntegerFormat, BoolFormat and ComplexFloatingFormat, and
+** array_repr's shape and dtype suffix.
 */
 #include "codec/repr.h"
 
@@ -33,6 +34,7 @@ typedef struct float_fmt {
 typedef struct repr_ctx {
   buf_t *out;
   const npy_array *a;
+  int version; /* the NumPy whose printing is followed: 100 * major + minor */
   int summarize;
   uint64_t col; /* column in the current line of this repr */
   int64_t idx[NPY_MAX_DIMS];
@@ -202,6 +204,17 @@ static void scan_widths(void *arg, const dt_value *v) {
   }
 }
 
+/* Values from this size up print in scientific notation: 1e8 up to NumPy
+** 2.2; from 2.3, 10 ** min(8, finfo(dtype).precision) — 1e3 for float16,
+** 1e6 for float32 and complex64. */
+static double exp_cutoff(const repr_ctx *r) {
+  dt_type t = (dt_type)r->a->dtype.type;
+  if (r->version < 203) return 1e8;
+  if (t == DT_FLOAT16) return 1e3;
+  if (t == DT_FLOAT32 || t == DT_COMPLEX64) return 1e6;
+  return 1e8;
+}
+
 static void float_fill(repr_ctx *r, float_fmt *f, int imag) {
   float_scan fs;
   memset(&fs, 0, sizeof(fs));
@@ -211,7 +224,7 @@ static void float_fill(repr_ctx *r, float_fmt *f, int imag) {
   fs.imag = imag;
   fs.t = (dt_type)r->a->dtype.type;
   for_each_shown(r, scan_range, &fs);
-  if (fs.any_nonzero && (fs.hi >= 1e8 || fs.lo < 0.0001 || fs.hi / fs.lo > 1000.)) f->sci = 1;
+  if (fs.any_nonzero && (fs.hi >= exp_cutoff(r) || fs.lo < 0.0001 || fs.hi / fs.lo > 1000.)) f->sci = 1;
   if (fs.any_finite) {
     for_each_shown(r, scan_widths, &fs);
     if (f->sci) f->pad_right = f->exp_size + 2 + f->prec;
@@ -359,14 +372,33 @@ static void format_axis(repr_ctx *r, int axis, uint64_t indent, uint64_t width) 
 
 static int dtype_implied(dt_type t) { return t == DT_FLOAT64 || t == DT_INT64 || t == DT_BOOL || t == DT_COMPLEX128; }
 
-void repr_array(buf_t *out, const npy_array *a, uint64_t threshold) {
+/* Python's repr of the shape tuple: "(3,)", "(0, 3)". */
+static int shape_tuple(const npy_array *a, char *out) {
+  int n = 0, k;
+  out[n++] = '(';
+  for (k = 0; k < a->ndim; k++) n += sprintf(out + n, k ? ", %lld" : "%lld", (long long)a->shape[k]);
+  if (a->ndim == 1) out[n++] = ',';
+  out[n++] = ')';
+  out[n] = 0;
+  return n;
+}
+
+void repr_array(buf_t *out, const npy_array *a, uint64_t threshold, int numpy_version) {
   repr_ctx r;
   dt_type t = (dt_type)a->dtype.type;
-  int implied = dtype_implied(t) && a->numel > 0, k;
-  char w[WORD_MAX];
+  /* NumPy 2 names a byte order other than the machine's ('>f4') and never
+  ** leaves such a dtype implied; NumPy 1.24 names the type alone. */
+  int swapped = numpy_version >= 200 && dt_swapped(a->dtype);
+  int implied = dtype_implied(t) && a->numel > 0 && !swapped;
+  /* NumPy 2.2 and later add the shape to summarised arrays, and put the
+  ** shape of an empty one in the same suffix. */
+  int shape_extra = numpy_version >= 202 && (a->numel > threshold || (a->numel == 0 && a->ndim != 1));
+  char w[WORD_MAX], extra[NPY_MAX_DIMS * 24 + 64];
+  size_t len;
   memset(&r, 0, sizeof(r));
   r.out = out;
   r.a = a;
+  r.version = numpy_version;
   r.summarize = a->numel > threshold;
   put(&r, PREFIX, sizeof(PREFIX) - 1);
   if (a->numel > 0) {
@@ -384,36 +416,43 @@ void repr_array(buf_t *out, const npy_array *a, uint64_t threshold) {
     /* The line is one shorter for the closing ")" or ",". */
     else
       format_axis(&r, 0, sizeof(PREFIX), LINEWIDTH - 1);
-  } else if (a->ndim == 1) {
+  } else if (a->ndim == 1 || shape_extra) {
     put(&r, "[]", 2);
   } else {
-    /* Python's repr of the shape tuple. */
-    char d[24];
-    put(&r, "[], shape=(", 11);
-    for (k = 0; k < a->ndim; k++) {
-      int n = snprintf(d, sizeof(d), k ? ", %lld" : "%lld", (long long)a->shape[k]);
-      put(&r, d, (size_t)n);
-    }
-    put(&r, ")", 1);
+    put(&r, "[], shape=", 10);
+    put(&r, w, (size_t)shape_tuple(a, w));
   }
-  if (implied) {
+  if (implied && !shape_extra) {
     put(&r, ")", 1);
     return;
   }
   put(&r, ",", 1);
-  {
-    /* NumPy 1.24 names the type, whatever its byte order: dtype=float32. */
-    const char *name = dt_type_name(t);
-    size_t len = strlen("dtype=)") + strlen(name);
-    if (r.col + len + 1 > LINEWIDTH) {
-      buf_putc(out, '\n');
-      r.col = 0;
-      put_indent(&r, sizeof(PREFIX) - 1);
-    } else {
-      put(&r, " ", 1);
-    }
-    buf_printf(out, "dtype=%s)", name);
+  /* The suffix "shape=(...), dtype=...)" goes on a new line if it would
+  ** make this one longer than the line width. */
+  len = 0;
+  if (shape_extra) {
+    len += (size_t)sprintf(extra, "shape=");
+    len += (size_t)shape_tuple(a, extra + len);
   }
+  if (!implied) {
+    char name[16];
+    if (swapped) {
+      dt_descr(a->dtype, name);
+      len += (size_t)sprintf(extra + len, "%sdtype='%s'", len ? ", " : "", name);
+    } else {
+      len += (size_t)sprintf(extra + len, "%sdtype=%s", len ? ", " : "", dt_type_name(t));
+    }
+  }
+  extra[len++] = ')';
+  extra[len] = 0;
+  if (r.col + len + 1 > LINEWIDTH) {
+    buf_putc(out, '\n');
+    r.col = 0;
+    put_indent(&r, sizeof(PREFIX) - 1);
+  } else {
+    put(&r, " ", 1);
+  }
+  put(&r, extra, len);
 }
 
 void repr_key(buf_t *out, const unsigned char *key, uint64_t n) {

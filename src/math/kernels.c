@@ -90,7 +90,22 @@ static inline uint16_t float_to_half(float f) {
   return (uint16_t)(((x >> 16) & 0x8000u) | h);
 }
 
+/* IEEE half to double: through half_to_float, except that a NaN's bits are
+** moved over directly — converting a signalling NaN from float to double
+** would set its quiet bit, and NumPy's half-to-double keeps the payload as
+** it is. */
+static inline double half_to_double(uint16_t h) {
+  double d = (double)half_to_float(h);
+  uint64_t b;
+  memcpy(&b, &d, 8);
+  if ((h & 0x7fffu) > 0x7c00u)
+    b = ((uint64_t)(h & 0x8000u) << 48) | (UINT64_C(0x7ff) << 52) | ((uint64_t)(h & 0x3ffu) << 42);
+  memcpy(&d, &b, 8);
+  return d;
+}
+
 static inline float ld_f16(const uchar *p, size_t i) { return half_to_float(ld_u16(p, i)); }
+static inline double ld_f16_f64(const uchar *p, size_t i) { return half_to_double(ld_u16(p, i)); }
 static inline void st_f16(uchar *p, size_t i, double v) { st_u16(p, i, dt_double_to_half(v)); }
 
 /* --- pairwise summation across blocks ---------------------------------- */
@@ -123,9 +138,10 @@ double kn_cascade_sum(const kn_cascade *c) {
 /* --- conversions ---------------------------------------------------------- */
 
 /* Element i of the destination = (DT)LD(s, i), stored with ST (no
-** alignment needed), for every integer and float source type; the complex
-** and bool cases differ per target and are written out. */
-#define CONVERT_REAL_CASES(DT, ST)                            \
+** alignment needed), for every integer and float source type (halves read
+** with LD16); the complex and bool cases differ per target and are written
+** out. */
+#define CONVERT_REAL_CASES(DT, ST, LD16)                      \
   case DT_INT8:                                               \
     for (i = 0; i < n; i++) ST(d, i, (DT)ld_i8(s, i));        \
     break;                                                    \
@@ -151,7 +167,7 @@ double kn_cascade_sum(const kn_cascade *c) {
     for (i = 0; i < n; i++) ST(d, i, (DT)ld_u64(s, i));       \
     break;                                                    \
   case DT_FLOAT16:                                            \
-    for (i = 0; i < n; i++) ST(d, i, (DT)ld_f16(s, i));       \
+    for (i = 0; i < n; i++) ST(d, i, (DT)LD16(s, i));         \
     break;                                                    \
   case DT_FLOAT32:                                            \
     for (i = 0; i < n; i++) ST(d, i, (DT)ld_f32(s, i));       \
@@ -168,7 +184,7 @@ KN_HOT static void to_f64_hot(dt_type t, const void *restrict src, void *restric
   uchar *d = dst;
   size_t i;
   switch (t) {
-    CONVERT_REAL_CASES(double, st_f64);
+    CONVERT_REAL_CASES(double, st_f64, ld_f16_f64);
     case DT_COMPLEX64:
       for (i = 0; i < n; i++) st_f64(d, i, ld_f32(s, 2 * i));
       break;
@@ -184,7 +200,7 @@ KN_HOT static void to_f32_hot(dt_type t, const void *restrict src, void *restric
   uchar *d = dst;
   size_t i;
   switch (t) {
-    CONVERT_REAL_CASES(float, st_f32);
+    CONVERT_REAL_CASES(float, st_f32, ld_f16);
     case DT_COMPLEX64:
       for (i = 0; i < n; i++) st_f32(d, i, ld_f32(s, 2 * i));
       break;

@@ -56,7 +56,8 @@ TEST(message_vectors) {
                     "\"b8258ff2aff6a4da31fc1e65c7505340d9dda2162d049a1897be32e9ee8f88cd\",\"src_node_id\":"
                     "1099511627793,\"dst_node_id\":1,\"reply_to_message_id\":"
                     "\"e0da3afc74116097c51abed8145cb54909169280d85518aac1d68b26df7a7551\",\"group_id\":\"3\","
-                    "\"ttl\":43195.0,\"message_type\":\"train\",\"created_at\":1764000005.25,\"error\":{\"code\":3,"
+                    "\"ttl\":43195.0,\"message_type\":\"train\",\"created_at\":1764000005.25,\"src_task_id\":null,"
+                    "\"dst_task_id\":null,\"error\":{\"code\":3,"
                     "\"reason\":\"ClientApp raised: CUDA out of memory \xe2\x98\xb9\"}}"));
       buf_free(&out);
     }
@@ -79,7 +80,8 @@ TEST(message_defaults_and_merges) {
   message_metadata_json(&out, &m);
   CHECK(json_is(&out,
                 "{\"run_id\":0,\"message_id\":\"\",\"src_node_id\":0,\"dst_node_id\":0,\"reply_to_message_id\":\"\","
-                "\"group_id\":\"\",\"ttl\":0.0,\"message_type\":\"\",\"created_at\":0.0,\"error\":null}"));
+                "\"group_id\":\"\",\"ttl\":0.0,\"message_type\":\"\",\"created_at\":0.0,\"src_task_id\":null,"
+                "\"dst_task_id\":null,\"error\":null}"));
   buf_free(&out);
   CHECK(message_parse(&m, meta, sizeof(meta), &err) == CODEC_OK);
   CHECK(m.run_id == 9 && m.src_node_id == 1);
@@ -120,7 +122,8 @@ TEST(context_vectors) {
       buf_init(&out, UINT64_MAX);
       message_context_json(&out, &c);
       CHECK(json_is(&out,
-                    "{\"run_id\":13835058055282163719,\"node_id\":1099511627793,\"node_config\":{\"data-path\":"
+                    "{\"run_id\":13835058055282163719,\"node_id\":1099511627793,\"series_id\":0,"
+                    "\"node_config\":{\"data-path\":"
                     "\"/data/\xc3\xbc\",\"num-partitions\":10,\"partition-id\":3},\"run_config\":{\"local-epochs\":2,"
                     "\"num-server-rounds\":10}}"));
       buf_free(&out);
@@ -177,7 +180,9 @@ TEST(context_sorted_last_wins) {
   buf_init(&out, UINT64_MAX);
   message_context_json(&out, &c);
   {
-    static const char head[] = "{\"run_id\":0,\"node_id\":0,\"node_config\":{\"z\":true},\"run_config\":{\"k00\":100,";
+    static const char head[] =
+        "{\"run_id\":0,\"node_id\":0,\"series_id\":0,\"node_config\":{\"z\":true},"
+        "\"run_config\":{\"k00\":100,";
     CHECK(out.rc == CODEC_OK && out.n > sizeof(head) && memcmp(out.p, head, sizeof(head) - 1) == 0);
   }
   buf_free(&out);

@@ -122,6 +122,7 @@ static void reencode_reversed(const message_context_t *c, buf_t *b) {
   buf_init(&ent, UINT64_MAX);
   buf_init(&sc, UINT64_MAX);
   if (c->node_id) buf_putc(b, 0x10), pb_put_varint(b, c->node_id);
+  if (c->series_id) buf_putc(b, 0x30), pb_put_varint(b, c->series_id);
   for (i = c->n - 1; i >= 0; i--) {
     const message_entry *e = &c->entries[i];
     ent.n = sc.n = 0;

@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The repr stays within its limit and is ASCII (a subset of UTF-8):
     ** summarised at a small threshold to keep each run fast. */
     buf_init(&out, 1u << 16);
-    repr_array(&out, &a, 64);
+    repr_array(&out, &a, 64, size % 2 ? REPR_NUMPY_1_24 : 204);
     FUZZ_CHECK(out.n <= out.limit);
     FUZZ_CHECK(out.rc == CODEC_OK || out.rc == CODEC_TOOBIG);
     if (out.rc == CODEC_OK) {

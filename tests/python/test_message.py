@@ -74,7 +74,8 @@ def test_message_vectors():
             assert hashlib.sha256(bytes(content)).hexdigest() == entry["content_sha256"]
         got = _metadata(con, msg)
         want = entry["metadata"]
-        assert list(got) == list(want) + ["error"], got
+        assert list(got) == list(want) + ["src_task_id", "dst_task_id", "error"], got
+        assert got["src_task_id"] is None and got["dst_task_id"] is None  # the vectors predate Flower 1.42's task ids
         for k, v in want.items():
             assert _same_typed(got[k], v), (entry["name"], k, got[k], v)
         assert got["error"] == entry["error"], entry["name"]
@@ -94,7 +95,8 @@ def _check_context(con, ctx, entry):
     assert bytes(_one(con, "select rd_from_context(?)", ctx)) == _read(entry["state_file"]), entry["name"]
     text = _one(con, "select flower_context_config(?)", ctx)
     got = json.loads(text)
-    assert list(got) == ["run_id", "node_id", "node_config", "run_config"]
+    assert list(got) == ["run_id", "node_id", "series_id", "node_config", "run_config"]
+    assert got["series_id"] == 0  # the vectors predate Flower 1.42's series_id
     assert _same_typed(got["run_id"], entry["run_id"]) and _same_typed(got["node_id"], entry["node_id"])
     for m in ("node_config", "run_config"):
         want = entry[m]

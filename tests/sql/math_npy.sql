@@ -56,6 +56,8 @@ SELECT npy_dtype(r), npy_to_json(r) FROM (SELECT npy_scale(npy_from_json('[0.1, 
 SELECT npy_to_json(npy_cast(npy_from_json('[-1.9, 1.9, 255.5]'), 'int16')), npy_to_json(npy_cast(npy_from_json('[300, -1]'), 'uint8'));
 SELECT npy_descr(npy_cast(npy_from_json('[1]'), '>f4')), npy_fortran(npy_cast(readfile('tests/data/npy/fortran_2d_f4.npy'), 'float64'));
 SELECT npy_to_json(npy_cast(npy_from_json('[[1.5,-2],[0,0]]', 'complex64'), 'float32')), npy_to_json(npy_cast(npy_from_json('[0, 0.5, "NaN"]'), 'bool'));
+-- a float16 NaN widens with its payload as it is, signalling ones too (NumPy's half-to-double)
+SELECT hex(npy_raw(npy_cast(npy(x'017d', 'float16', '[1]'), 'float64'))), hex(npy_raw(npy_cast(npy(x'01fd', 'float16', '[1]'), 'complex128'))), hex(npy_raw(npy_cast(npy(x'017e', 'float16', '[1]'), 'float64')));
 SELECT npy_cast(npy_from_json('[1, "NaN"]'), 'int32');
 SELECT npy_cast(npy_from_json('[1e10]'), 'int32');
 SELECT npy_cast(npy_from_json('[1]'), 'U3');

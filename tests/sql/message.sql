@@ -36,8 +36,12 @@ SELECT json_extract(flower_message_metadata(x'1a0208011a041202c3a9'), '$.error')
 SELECT flower_context_config(x'08ffffffffffffffffff0110051a100a0175120b30ffffffffffffffffff011a0e0a016412090900000000000000802a100a03696e66120909000000000000f07f2a0c0a04626c6f6212047a0200012a070a0173120240092a070a0165120272002a070a017a12026800');
 SELECT flower_context_config(x'2a0e0a016b1202300112037201781200');
 SELECT flower_context_config(x'2a070a0162120240062a070a0161120268012a080a01621203720178');
+-- Flower 1.42's optional task ids (set, zero, unset, written twice) and the Context's series_id
+SELECT flower_message_metadata(x'0a0450075800'), flower_message_metadata(x'0a0f58ffffffffffffffffff01500150020a00');
+SELECT flower_context_config(x'08013005'), flower_context_config(x'3001300230ffffffffffffffffff01');
+SELECT flower_message_metadata(x'0a025201');
 -- unknown top-level fields are skipped
-SELECT flower_message_metadata(x'f8010132020801'), flower_context_config(x'3001');
+SELECT flower_message_metadata(x'f8010132020801'), flower_context_config(x'3801');
 
 -- errors: arguments
 SELECT rd_from_message('text');

@@ -21,3 +21,12 @@ SELECT ar_repr(ar('w', npy_from_json('[1, 2, 3, 4, 5, 6, 7, 8]', 'int32')), 4);
 SELECT ar_repr(x''), ar_repr(NULL), ar_repr(ar('a', npy_from_json('[1]')), NULL);
 SELECT ar_repr(x'0a02');
 SELECT ar_repr(ar('a', npy_from_json('[1]')), -3);
+-- numpy_version: NumPy 2's byte-order names, shape suffix and float16/float32 cut-offs; bad versions
+SELECT npy_repr(npy_from_json('[1.5, 1e7]', '>f4'), 1000, '2.4'), npy_repr(npy_from_json('[1.5, 1e7]', '>f4'), 1000, '2.0');
+SELECT npy_repr(npy_from_json('[[1, 2, 3], [4, 5, 6], [7, 8, 9]]', '<u2'), 4, '2.2'), npy_repr(npy_from_json('[[1, 2, 3], [4, 5, 6], [7, 8, 9]]', '<u2'), 4, '2.1');
+SELECT npy_repr(npy(x'', '>f8', '[2, 0]'), 1000, '2'), ar_repr(ar('a', npy_from_json('[1000]', 'float16')), 1000, '2.3');
+SELECT npy_repr(npy_from_json('[1]'), 1000, x'32');
+SELECT npy_repr(npy_from_json('[1]'), 1000, '2.');
+SELECT ar_repr(ar('a', npy_from_json('[1]')), 1000, 'latest');
+SELECT npy_repr(npy_from_json('[1]'), 1000, CAST(x'32c0' AS TEXT)), npy_repr(npy_from_json('[1]'), 1000, NULL) IS NULL;
+SELECT npy_repr(npy_from_json('[1]'), 1000, '2.4' || char(0) || 'x');
