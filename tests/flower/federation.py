@@ -40,7 +40,8 @@ then SIGKILL to whatever is left after a grace period. Should this process
 die without stopping them (SIGKILL), the SuperLink and SuperNodes get SIGKILL
 (PR_SET_PDEATHSIG) and a watchdog process, which reads EOF on its stdin when
 this process ends, stops every marked process that is left (Flower's
-ServerApps and ClientApps take tens of seconds to notice on their own).
+ServerApps and ClientApps take tens of seconds to notice on their own) and
+removes the temporary folder.
 """
 
 import atexit
@@ -277,7 +278,14 @@ class Federation:
         # Should this process die without stop() (SIGKILL), the watchdog reads
         # EOF and stops what is left.
         self._watchdog = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--watchdog", self.tag, str(self.stop_grace)],
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--watchdog",
+                self.tag,
+                str(self.stop_grace),
+                self.workdir if self._own_workdir and not self.keep else "",
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             env={k: v for k, v in self.env.items() if k != MARKER},
@@ -565,12 +573,15 @@ def _stop_marked(tag, grace, before_kill=None):
         _kill(pid, signal.SIGKILL)
 
 
-def _watchdog(tag, grace):
+def _watchdog(tag, grace, workdir):
     """The watchdog process: waits for EOF on stdin (the federation's process
-    stopped it or died), then stops every process marked with tag."""
+    stopped it or died), then stops every process marked with tag and
+    removes workdir (when not empty)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the test's to handle
     sys.stdin.buffer.read()
     _stop_marked(tag, grace)
+    if workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _kill(pid, sig):
@@ -610,7 +621,7 @@ def toml_overrides(config):
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--watchdog"]:
-    _watchdog(sys.argv[2], float(sys.argv[3]))
+    _watchdog(sys.argv[2], float(sys.argv[3]), sys.argv[4])
 elif __name__ == "__main__":  # a quick manual run: python tests/flower/federation.py [APP]
     app = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "examples", "flower_app")
     with Federation(app, keep=True) as fed:
