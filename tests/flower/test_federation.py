@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A real Flower 1.42 federation on this machine: examples/flower_app for 2
+rounds on 2 SuperNodes (tests/flower/federation.py starts and stops it).
+
+The ServerApp writes every round's global model to a SQLite file (Flower's
+serde bytes). The test replays the clients here, from each round's global
+model, and checks with our SQL that the next one is the FedAvg of their
+updates (ar_mean(rec, num_examples)); that Flower's own float32 FedAvg
+arithmetic gives the federation's bytes exactly (the run is deterministic);
+that the updates the SuperLink held in its object store mid-run, read with
+sql/superlink.sql, are the replayed ones; and that the ServerApp and the
+ClientApps used this checkout's package. The SuperLink database's schema is
+printed and saved to build/flower/superlink-schema.sql.
+"""
+
+import json
+import os
+import sqlite3
+import sys
+import time
+
+import numpy as np
+from federation import FLWR_BIN, ROOT, Federation
+
+APP = os.path.join(ROOT, "examples", "flower_app")
+ROUNDS, NODES = 2, 2
+CONFIG = {"num-server-rounds": ROUNDS, "local-epochs": 2, "lr": 0.5, "seed": 2024}
+SQL_SUPERLINK = os.path.join(ROOT, "sql", "superlink.sql")
+SCHEMA_OUT = os.path.join(ROOT, "build", "flower", "superlink-schema.sql")
+
+
+def _app():
+    if APP not in sys.path:
+        sys.path.insert(0, APP)
+    from flower_app import task
+
+    return task
+
+
+def _record(arrays):
+    """Flower's serde bytes of an ArrayRecord of these arrays (as the
+    ClientApp builds it)."""
+    from flwr.app import Array, ArrayRecord
+    from flwr.common.serde import array_record_to_proto
+
+    return array_record_to_proto(ArrayRecord({k: Array(v) for k, v in arrays.items()})).SerializeToString()
+
+
+def _ulps(a, b):
+    """Distance in float32 units in the last place, elementwise."""
+
+    def ordered(x):
+        i = np.ascontiguousarray(x, np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+    return np.abs(ordered(a) - ordered(b))
+
+
+def _same_arrays(got, want, what):
+    assert list(got) == list(want), f"{what}: keys {list(got)} != {list(want)}"
+    for k in want:
+        g, w = got[k], want[k]
+        assert g.dtype == w.dtype and g.shape == w.shape, f"{what}: {k} is {g.dtype}{g.shape}, want {w.dtype}{w.shape}"
+        assert g.tobytes() == w.tobytes(), f"{what}: {k} differs in {int((g != w).sum())} elements"
+
+
+class Watch:
+    """Called while the run goes on: when the SuperLink's available objects
+    change, copies its database into memory and keeps every complete message
+    that sql/superlink.sql's ar_message_contents shows (message id -> (table,
+    type, content))."""
+
+    def __init__(self, fed, sar):
+        self.fed = fed
+        self.messages = {}
+        self.polls = self.copies = 0
+        self.src = None
+        self.last = None
+        self.mem = sqlite3.connect(":memory:")
+        sar.load(self.mem)
+        with open(SQL_SUPERLINK) as f:
+            self.views = f.read()
+
+    def __call__(self):
+        self.polls += 1
+        try:
+            if self.src is None:
+                if not os.path.exists(self.fed.state_db):
+                    return
+                self.src = sqlite3.connect(f"file:{self.fed.state_db}?mode=ro", uri=True, timeout=1)
+            now = self.src.execute("SELECT group_concat(object_id) FROM objects WHERE is_available").fetchone()[0]
+            if now is None or now == self.last:
+                return
+            self.last = now
+            self.copies += 1
+            self.src.backup(self.mem)
+            self.mem.executescript(self.views)  # TEMP views: the backup replaced main only
+            rows = self.mem.execute(
+                "SELECT c.message_id, coalesce(i.message_type, r.message_type), CASE WHEN i.message_id IS NOT NULL THEN 'message_ins' ELSE 'message_res' END, c.content"
+                " FROM ar_message_contents c LEFT JOIN message_ins i USING (message_id) LEFT JOIN message_res r USING (message_id)"
+                # objects can be stored before their message row: a later copy will have both
+                " WHERE i.message_id IS NOT NULL OR r.message_id IS NOT NULL"
+            ).fetchall()
+        except sqlite3.Error:
+            return  # the SuperLink was mid-write: the next poll will do
+        for message_id, mtype, table, content in rows:
+            self.messages.setdefault(message_id, (table, mtype, content))
+
+    def close(self):
+        if self.src is not None:
+            self.src.close()
+        self.mem.close()
+
+
+def _replay(task, start, server_round):
+    """The clients' train replies from the global model `start`, as the
+    ClientApp makes them: a list of (partition, record bytes, num-examples,
+    arrays, loss)."""
+    out = []
+    seed = CONFIG["seed"]
+    for pid in range(NODES):
+        x, y = task.load_partition(seed, pid, NODES, "train")
+        arrays, loss = task.train(
+            start, x, y, epochs=CONFIG["local-epochs"], lr=CONFIG["lr"], shuffle_seed=(seed, pid, server_round)
+        )
+        out.append((pid, _record(arrays), len(y), arrays, loss))
+    return out
+
+
+def test_fedavg_two_rounds():
+    import sqlite_arrayrecord as sar
+
+    task = _app()
+    t0 = time.monotonic()
+    with Federation(APP, supernodes=NODES) as fed:
+        db = os.path.join(fed.workdir, "run.db")
+        watch = Watch(fed, sar)
+        try:
+            run = fed.run(dict(CONFIG, db=db), timeout=150, poll=watch, poll_interval=0.2)
+        finally:
+            watch.close()
+        assert run.ok, f"{run!r}\n{run.log}{fed.tails()}"
+        schema = fed.schema()
+        node_logs = "".join(open(fed.logs[f"supernode{i}"], errors="replace").read() for i in range(NODES))
+        con = sar.connect(db)
+        # Run ids are unsigned 64-bit; SQLite files hold the signed integer of the same bits.
+        run_id = run.run_id - (1 << 64) if run.run_id >= 1 << 63 else run.run_id
+        assert [(run_id, "completed")] == fed.query(
+            "SELECT run.run_id, sub_status FROM run JOIN task ON task_id = primary_task_id"
+        )
+        rounds = dict(con.execute("SELECT round, arrays FROM rounds WHERE run_id = ? ORDER BY round", (run_id,)))
+        result = con.execute(
+            "SELECT arrays, train_metrics, evaluate_metrics FROM result WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE run_id = ?", (run_id,)))
+        con.close()
+        timings, tag = dict(fed.timings), fed.tag
+    left = fed.leftovers()
+    wall = time.monotonic() - t0
+    assert not left, f"processes left running: {left}"
+
+    os.makedirs(os.path.dirname(SCHEMA_OUT), exist_ok=True)
+    with open(SCHEMA_OUT, "w") as f:
+        f.write(schema)
+    print(
+        f"federation: {wall:.1f} s in all; SuperLink healthy after {timings['superlink']:.1f} s, {NODES} SuperNodes online after {timings['supernodes']:.1f} s more; flwr run {run.seconds:.1f} s; {watch.polls} polls of state.db ({watch.copies} copies) saw {len(watch.messages)} complete messages (marker {tag})"
+    )
+    print(f"SuperLink database schema (saved to {os.path.relpath(SCHEMA_OUT, ROOT)}):")
+    for line in schema.splitlines():
+        print("  " + line)
+
+    # The ServerApp ran this checkout's package and extension; the ClientApps
+    # would import it from there too.
+    package = os.path.join(ROOT, "bindings", "python", "sqlite_arrayrecord")
+    assert meta["sqlite_arrayrecord"] == package, meta
+    assert meta["flwr"] == "1.42.0" and meta["ar_version"] == open(os.path.join(ROOT, "VERSION")).read().strip(), meta
+    assert os.path.realpath(meta["extension"]).startswith(os.path.join(ROOT, "build")), meta
+    seen = [line for line in node_logs.splitlines() if "flower_app client:" in line]
+    assert len(seen) == NODES * ROUNDS, "\n".join(seen) or node_logs[-3000:]
+    assert all(line.endswith(os.path.join(package, "__init__.py")) for line in seen), "\n".join(seen)
+
+    # Round 0 is the initial model; each later round is FedAvg of the clients
+    # replayed here from the round before.
+    assert sorted(rounds) == list(range(ROUNDS + 1)), sorted(rounds)
+    assert rounds[0] == _record(task.init_model(CONFIG["seed"]))
+    con = sar.connect()
+    con.execute("CREATE TABLE updates(round INTEGER, partition INTEGER, rec BLOB, num_examples INTEGER)")
+    replayed, losses, worst = {}, {}, 0  # record bytes -> arrays; (round, partition) -> (loss, n)
+    for r in range(1, ROUNDS + 1):
+        updates = _replay(task, sar.from_record(rounds[r - 1]), r)
+        con.executemany("INSERT INTO updates VALUES (?, ?, ?, ?)", [(r, pid, rec, n) for pid, rec, n, _, _ in updates])
+        for pid, rec, n, arrays, loss in updates:
+            replayed[rec] = arrays
+            losses[(r, pid)] = (loss, n)
+        ours = sar.from_record(
+            con.execute("SELECT ar_mean(rec, num_examples) FROM updates WHERE round = ?", (r,)).fetchone()[0]
+        )
+        got = sar.from_record(rounds[r])
+        # Flower's FedAvg: value * (n / total), summed in the arrays' float32.
+        total = sum(n for _, _, n, _, _ in updates)
+        flower = {}
+        for _, _, n, arrays, _ in updates:
+            for k, v in arrays.items():
+                flower[k] = flower[k] + v * (n / total) if k in flower else v * (n / total)
+        _same_arrays(got, flower, f"round {r}: the federation's global model vs Flower's FedAvg replayed")
+        assert list(ours) == list(got)
+        for k in got:
+            u = _ulps(ours[k], got[k])
+            worst = max(worst, int(u.max()))
+            # ar_mean rounds once from double sums; Flower rounds each product
+            # and the sum in float32: they may differ by a few float32 ulps of
+            # the largest term.
+            scale = np.maximum.reduce([np.abs(a[k] * np.float32(n / total)) for _, _, n, a, _ in updates])
+            assert np.all(np.abs(ours[k].astype(np.float64) - got[k]) <= 2 * np.spacing(scale.astype(np.float32))), (
+                r,
+                k,
+                u.max(),
+            )
+    print(f"ar_mean vs the federation's FedAvg: at most {worst} float32 ulps apart")
+    assert result and result[0][0] == rounds[ROUNDS]
+    train_metrics = json.loads(result[0][1])
+    for r in range(1, ROUNDS + 1):
+        want = sum(loss * n for (rr, _), (loss, n) in losses.items() if rr == r) / sum(
+            n for (rr, _), (_, n) in losses.items() if rr == r
+        )
+        assert abs(train_metrics[str(r)]["train-loss"] - want) <= 1e-12 * abs(want), (r, train_metrics, want)
+    assert set(json.loads(result[0][2])) == {str(r) for r in range(1, ROUNDS + 1)}
+
+    # What the SuperLink held mid-run: Message objects whose content
+    # (ar_message_contents of sql/superlink.sql) is what the replay sends.
+    # Each stays there for a second or more (until the ServerApp's next
+    # poll): polling every 0.2 s sees most of them.
+    train_replies = [c for table, t, c in watch.messages.values() if table == "message_res" and t == "train"]
+    assert train_replies, f"no complete train reply seen in {watch.polls} polls of state.db: {watch.messages.keys()}"
+    same_bytes = 0
+    for content in train_replies:
+        rec = con.execute("SELECT rd_array_record(?, 'arrays')", (content,)).fetchone()[0]
+        got = sar.from_record(rec)
+        assert any(
+            list(got) == list(arrays) and all(got[k].tobytes() == arrays[k].tobytes() for k in arrays)
+            for arrays in replayed.values()
+        ), "a train reply in the SuperLink is none of the replayed updates"
+        same_bytes += rec in replayed
+    con.close()
+    kinds = sorted({(table, t) for table, t, _ in watch.messages.values()})
+    print(
+        f"messages seen in the SuperLink's object store: {kinds}; {len(train_replies)} train replies, each one of the replayed updates ({same_bytes} byte for byte)"
+    )
+
+
+class _Halt(Exception):
+    pass
+
+
+def test_stop_leaves_nothing():
+    """A run that ends halfway leaves no process and no folder behind. One
+    SuperNode of the two FedAvg waits for: the ServerApp starts and waits;
+    an exception once it runs leaves the `with`, whose stop() must end the
+    SuperLink, the SuperNode, their SuperExecs, the ServerApp and flwr run."""
+    seen = {}
+    fed = Federation(APP, supernodes=1)
+
+    def poll():
+        procs = fed.processes()
+        if any("flwr-serverapp" in cmd for cmd in procs.values()):
+            seen.update(procs)
+            raise _Halt()
+
+    try:
+        with fed:
+            fed.run({"num-server-rounds": 1}, timeout=60, poll=poll, poll_interval=0.1)
+    except _Halt:
+        pass
+    else:
+        raise AssertionError("the run ended with one SuperNode of two")
+    programs = sorted(_program(cmd) for cmd in seen.values())
+    for program in ("flower-superlink", "flower-supernode", "flower-superexec", "flwr-serverapp", "flwr"):
+        assert program in programs, programs
+    assert not fed.leftovers(), fed.processes()
+    assert not any(os.path.exists(f"/proc/{pid}") and _running(pid) for pid in seen), seen
+    assert not os.path.exists(fed.workdir)
+    print(f"stopped: {', '.join(programs)}")
+
+
+def _program(cmd):
+    """The Flower program a command line runs ("flwr-serverapp"), else the line."""
+    for word in cmd.split():
+        if os.path.dirname(word) == FLWR_BIN and not os.path.basename(word).startswith("python"):
+            return os.path.basename(word)
+    return cmd
+
+
+def _running(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
