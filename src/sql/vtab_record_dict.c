@@ -106,8 +106,7 @@ static void result_nitems(sqlite3_context *ctx, const record_dict_cursor *cur, c
   } else {
     valrec_t vr;
     valrec_init(&vr);
-    rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, cur->arg.p, it->record_at, it->record_at + it->record.n,
-                      label, &err);
+    rc = recorddict_item_valrec(&vr, it, cur->arg.p, label, &err);
     n = vr.n;
     valrec_clear(&vr);
   }
