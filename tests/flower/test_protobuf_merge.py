@@ -11,7 +11,9 @@ The encoder (tests/python/pbsplit.py) writes such non-canonical bytes by hand fr
 model; Flower parses them (RecordDict.FromString, recorddict_from_proto) and
 writes them canonically again (recorddict_to_proto); our SQL must read the
 same content (rd_keys, rd_len, record_dict, rd_metrics, rd_config,
-rd_array_record) and re-encode the same bytes (rd_delete, rd_set).
+rd_array_record) and re-encode the same bytes (rd_delete, rd_set). The
+Message and Context readers are checked the same way on their metadata,
+content, error, state and config entries.
 """
 
 import json
@@ -224,3 +226,50 @@ def test_tags_as_protobuf_reads_them():
             assert ok
         except Exception as e:
             assert not ok and "invalid field number" in str(e), str(e)
+
+
+def test_message_and_context_fields_merge_as_in_flower():
+    """Message and Context readers merge their singular message fields as
+    protobuf does: metadata, content, error and state written in pieces,
+    a config map entry's value in two messages."""
+    from flwr.common.serde import context_from_proto, message_from_proto
+    from flwr.proto.message_pb2 import Context, Message
+
+    con = connect()
+    one = lambda sql, *a: con.execute(sql, a).fetchone()[0]  # noqa: E731
+
+    def vi(f, v):
+        return varint(f << 3) + varint(v)
+
+    md1, md2 = vi(1, 7) + ld(2, b"id-a") + vi(3, 5), vi(1, 9) + ld(8, b"train") + ld(6, b"g")
+    content1 = ld(1, ld(1, b"m") + ld(METRIC, ld(1, ld(1, b"a") + ld(2, ld(21, dbl(1.0))))))
+    content2 = ld(1, ld(1, b"n") + ld(CONFIG, b""))
+    for msg in [
+        ld(1, md1) + ld(2, content1) + ld(1, md2) + ld(1, b"") + ld(2, content2),
+        ld(1, md1) + ld(3, vi(1, zigzag(3))) + ld(3, ld(2, b"boom")) + ld(1, md2),
+    ]:
+        m = message_from_proto(Message.FromString(msg))
+        got = json.loads(one("SELECT flower_message_metadata(?)", msg))
+        md = m.metadata
+        for k in ("run_id", "message_id", "src_node_id", "dst_node_id", "group_id", "message_type"):
+            assert got[k] == getattr(md, k), (k, got[k], getattr(md, k))
+        if m.has_error():
+            assert got["error"] == {"code": m.error.code, "reason": m.error.reason}, got
+            assert one("SELECT rd_from_message(?)", msg) is None
+        else:
+            assert got["error"] is None
+            assert one("SELECT rd_from_message(?)", msg) == flower_bytes(m.content)
+    entry = ld(1, b"k") + ld(2, dbl(1.5)) + ld(2, b"")  # a double, then an empty Scalar: kept
+    ctx = (
+        vi(1, 3)
+        + ld(4, ld(1, ld(1, b"s") + ld(METRIC, b"")))
+        + ld(3, entry)
+        + ld(4, ld(1, ld(1, b"t") + ld(CONFIG, b"")))
+        + ld(3, ld(1, b"j") + ld(2, vi(6, 4)))
+        + ld(5, ld(1, b"x") + ld(2, vi(13, 1)) + ld(2, vi(8, zigzag(-2))))  # a bool, then a sint64: replaced
+    )
+    c = context_from_proto(Context.FromString(ctx))
+    got = json.loads(one("SELECT flower_context_config(?)", ctx))
+    assert got["node_config"] == dict(c.node_config) == {"k": 1.5, "j": 4}, got
+    assert got["run_config"] == dict(c.run_config) == {"x": -2}, got
+    assert one("SELECT rd_from_context(?)", ctx) == flower_bytes(c.state)
