@@ -426,8 +426,7 @@ static int deflate_rd_item(fo_tree *t, const recorddict_item *it, const unsigned
     valrec_t vr;
     uint64_t body0 = t->text.n;
     valrec_init(&vr);
-    rc =
-        valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
+    rc = recorddict_item_valrec(&vr, it, blob, label, err);
     if (rc == CODEC_OK) {
       valrec_write_flower(&t->text, &vr);
       rc = finish_object(t, it->kind == RECORDDICT_CONFIG ? FO_CONFIG_RECORD : FO_METRIC_RECORD, NULL, 0, body0, index,

@@ -5,6 +5,7 @@
 #include "codec/pb.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int pb_varint(pb_reader *r, uint64_t *out) {
   uint64_t v = 0;
@@ -49,11 +50,19 @@ int pb_read_error(const pb_ctx *ctx, int rc, const pb_reader *r, uint64_t start)
   return blob_error(ctx, "truncated", r->end);
 }
 
-/* Field 0 and wire types 6/7 are invalid. */
+/* As protobuf (upb) reads tags: a varint of at most 5 bytes, field numbers
+** 1 to 2^29 - 1, wire types 0 to 5. */
 int pb_tag(pb_reader *r, const pb_ctx *ctx, uint64_t *field, int *wt) {
-  uint64_t start = r->pos, tag;
-  int rc = pb_varint(r, &tag);
-  if (rc) return pb_read_error(ctx, rc, r, start);
+  uint64_t start = r->pos, tag = 0;
+  int k;
+  for (k = 0;; k++) {
+    unsigned char b;
+    if (k == PB_MAX_TAG_BYTES) return blob_error(ctx, "has a tag longer than 5 bytes", start);
+    if (r->pos >= r->end) return blob_error(ctx, "truncated", r->end);
+    b = r->blob[r->pos++];
+    tag |= (uint64_t)(b & 0x7f) << (7 * k);
+    if (!(b & 0x80)) break;
+  }
   *field = tag >> 3;
   *wt = (int)(tag & 7);
   if (*field == 0 || *field > 536870911u) return blob_error(ctx, "has an invalid field number", start);
@@ -128,6 +137,43 @@ int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_
     if ((rc = pb_skip(r, ctx, f, wt, 0, *at)) != CODEC_OK) return rc;
   }
   return CODEC_OK;
+}
+
+int pb_join(codec_span *dst, pb_owned *own, const unsigned char *p, uint64_t n) {
+  if (!n) return CODEC_OK;
+  if (!dst->n) {
+    dst->p = p;
+    dst->n = n;
+    return CODEC_OK;
+  }
+  if (dst->p != own->p || dst->n + n > own->cap) {
+    uint64_t cap = 2 * (dst->n + n);
+    unsigned char *q;
+    if (dst->p == own->p) {
+      if (!(q = codec_realloc(own->p, cap))) return CODEC_NOMEM;
+    } else {
+      if (cap > own->cap || !own->p) {
+        if (!(q = codec_malloc(cap))) return CODEC_NOMEM;
+        codec_free(own->p);
+      } else {
+        q = own->p;
+        cap = own->cap;
+      }
+      memcpy(q, dst->p, (size_t)dst->n);
+    }
+    own->p = q;
+    own->cap = cap;
+    dst->p = q;
+  }
+  memcpy(own->p + dst->n, p, (size_t)n);
+  dst->n += n;
+  return CODEC_OK;
+}
+
+void pb_owned_free(pb_owned *own) {
+  codec_free(own->p);
+  own->p = NULL;
+  own->cap = 0;
 }
 
 unsigned pb_varint_size(uint64_t v) {

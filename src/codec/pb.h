@@ -5,9 +5,12 @@
 ** name the byte, the item and its key, and the writer's varint and
 ** length-delimited field helpers.
 **
-** Reading follows proto3: fields in any order, unknown fields of any wire
-** type skipped (groups to their end, nested at most PB_MAX_GROUP_DEPTH),
-** field 0 and wire types 6/7 rejected. Offsets are absolute in the blob so
+** Reading follows proto3 as protobuf (upb, Flower's Python protobuf) reads
+** it: fields in any order, unknown fields of any wire type skipped (groups
+** to their end, nested at most PB_MAX_GROUP_DEPTH), tags longer than 5
+** bytes, field 0 or above 2^29 - 1 and wire types 6/7 rejected; a singular
+** message field that occurs more than once is the merge of its occurrences
+** (pb_join: for the messages read here, their bytes concatenated). Offsets are absolute in the blob so
 ** messages can point at the byte.
 */
 #ifndef AR_PB_H
@@ -19,6 +22,7 @@
 enum { PB_WT_VARINT = 0, PB_WT_I64 = 1, PB_WT_LEN = 2, PB_WT_SGROUP = 3, PB_WT_EGROUP = 4, PB_WT_I32 = 5 };
 
 #define PB_MAX_GROUP_DEPTH 64
+#define PB_MAX_TAG_BYTES 5
 
 /* A bounded reader over blob[pos..end). */
 typedef struct pb_reader {
@@ -47,7 +51,7 @@ int pb_error(const pb_ctx *ctx, int code, const char *what, uint64_t at);
 /* "<blob> truncated" / "<blob> has a varint longer than 10 bytes" for a
 ** pb_varint result rc, read from `start`. Returns CODEC_CORRUPT. */
 int pb_read_error(const pb_ctx *ctx, int rc, const pb_reader *r, uint64_t start);
-/* A field tag. */
+/* A field tag: "<blob> has a tag longer than 5 bytes at byte N", ... */
 int pb_tag(pb_reader *r, const pb_ctx *ctx, uint64_t *field, int *wt);
 /* A length-delimited payload: its [start, start + len) in the blob. */
 int pb_len(pb_reader *r, const pb_ctx *ctx, uint64_t *start, uint64_t *len);
@@ -61,6 +65,20 @@ int pb_wrong_type(const pb_ctx *ctx, const char *field, int wt, uint64_t at);
 ** end of the message; or the error. */
 #define PB_ITEM (-1)
 int pb_next_item(pb_reader *r, pb_ctx *ctx, const char *field, int item, uint64_t *at, uint64_t *start, uint64_t *len);
+
+/* A block of merged bytes some reader owns (codec_malloc'd; NULL: none). */
+typedef struct pb_owned {
+  unsigned char *p;
+  uint64_t cap;
+} pb_owned;
+
+/* Merge one more occurrence p[0..n) of a message field into *dst, as
+** protobuf merges a message field that occurs again: the serialized
+** occurrences concatenated. *dst stays a view of the blob while it has one
+** non-empty occurrence; from the second on it is a copy in *own (grown
+** geometrically, reused after a reset to {.., 0}). CODEC_NOMEM or CODEC_OK. */
+int pb_join(codec_span *dst, pb_owned *own, const unsigned char *p, uint64_t n);
+void pb_owned_free(pb_owned *own);
 
 /* --- writing (canonical: what protobuf's own serializer writes) ----------- */
 

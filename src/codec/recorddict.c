@@ -42,11 +42,15 @@ static int parse_item(recorddict_item *it, const unsigned char *blob, uint64_t s
         it->name.p = len ? blob + s : empty_bytes;
         it->name.n = len;
         if (codec_utf8_valid(it->name.p, len)) ctx->key = it->name;
-      } else { /* the last member set wins */
+      } else if (it->kind != (int)field) { /* another oneof member: it replaces the record */
         it->kind = (int)field;
         it->record.p = len ? blob + s : empty_bytes;
         it->record.n = len;
         it->record_at = s;
+      } else if ((rc = pb_join(&it->record, &it->owned, blob + s, len)) != CODEC_OK) { /* the same: merged */
+        return codec_nomem(ctx->err);
+      } else if (it->record.p == blob + s) {
+        it->record_at = s; /* the first non-empty occurrence */
       }
     } else if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) {
       return rc;
@@ -67,7 +71,13 @@ void recorddict_init(recorddict_t *rd) {
   rd->cap = (int)(sizeof(rd->small) / sizeof(rd->small[0]));
 }
 
+static void free_owned(recorddict_t *rd) {
+  int i;
+  for (i = 0; i < rd->n; i++) pb_owned_free(&rd->items[i].owned);
+}
+
 void recorddict_clear(recorddict_t *rd) {
+  free_owned(rd);
   if (rd->items != rd->small) codec_free(rd->items);
   recorddict_init(rd);
 }
@@ -91,6 +101,7 @@ int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, co
   pb_ctx ctx = {err, RD_BLOB, -1, {NULL, 0}};
   uint64_t at, s, len;
   int rc;
+  free_owned(rd);
   rd->n = 0;
   while ((rc = pb_next_item(&r, &ctx, "RecordDict.items", rd->n, &at, &s, &len)) == PB_ITEM) {
     recorddict_item *it = buf_push_item(&rd->items, &rd->n, &rd->cap, rd->small, sizeof(*it));
@@ -142,6 +153,47 @@ void recorddict_write_item_head(buf_t *out, codec_span name, int kind, uint64_t 
 void recorddict_write_item(buf_t *out, codec_span name, int kind, codec_span record) {
   recorddict_write_item_head(out, name, kind, record.n);
   buf_append(out, record.p, record.n);
+}
+
+int recorddict_item_merged(const recorddict_item *it, const unsigned char *blob) {
+  return it->record.n && it->record.p != blob + it->record_at;
+}
+
+/* A merged record read piece by piece, from its occurrences in the blob,
+** so that messages count bytes from the start of the blob: the occurrences
+** of the item's member after the last one of another member. The item
+** parsed once already: its framing cannot fail. */
+int recorddict_item_valrec(valrec_t *vr, const recorddict_item *it, const unsigned char *blob, const char *label,
+                           codec_err *err) {
+  pb_ctx quiet = {NULL, RD_BLOB, -1, {NULL, 0}};
+  pb_reader r = {blob, it->offset, it->record_at}; /* the item's tag and length lie before its record */
+  uint64_t field, s, len, from = 0;
+  int wt, pass, rc, config = it->kind == RECORDDICT_CONFIG;
+  if (!recorddict_item_merged(it, blob))
+    return valrec_parse(vr, config, blob, it->record_at, it->record_at + it->record.n, label, err);
+  valrec_clear(vr);
+  vr->config = config;
+  pb_varint(&r, &field);
+  pb_varint(&r, &len);
+  s = r.pos;
+  for (pass = 0; pass < 2; pass++) { /* pass 0: where the last other member is; 1: the occurrences after it */
+    r.pos = s;
+    r.end = s + len;
+    while (r.pos < r.end) {
+      uint64_t at = r.pos, fs, flen;
+      pb_tag(&r, &quiet, &field, &wt);
+      if (field < 1 || field > 4) {
+        pb_skip(&r, &quiet, field, wt, 0, at);
+        continue;
+      }
+      pb_len(&r, &quiet, &fs, &flen);
+      if (pass == 0 && field != 1 && (int)field != it->kind) from = r.pos;
+      if (pass == 1 && at >= from && (int)field == it->kind &&
+          (rc = valrec_parse_more(vr, blob, fs, fs + flen, label, err)) != CODEC_OK)
+        return rc;
+    }
+  }
+  return valrec_check_unique(vr, label, err);
 }
 
 const char *recorddict_item_label(char *out, size_t cap, codec_span name, int kind) {
@@ -223,8 +275,7 @@ int recorddict_canon_item(recorddict_canon *c, const recorddict_item *it, const 
     c->kind = it->kind;
     c->vals.n = 0;
     valrec_init(&vr);
-    rc =
-        valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
+    rc = recorddict_item_valrec(&vr, it, blob, label, err);
     if (rc == CODEC_OK) valrec_write_flower(&c->vals, &vr);
     valrec_clear(&vr);
     return rc ? rc : vals_done(c, err);

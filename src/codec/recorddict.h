@@ -7,8 +7,11 @@
 **     ConfigRecord config_record = 4; } } repeated Item items = 1; }
 **
 ** A RecordDict BLOB is recorddict_to_proto(rd).SerializeToString(). Reading
-** is lenient as for ArrayRecords (unknown fields skipped, the last
-** occurrence of a singular field wins); an item without a record, a name
+** is lenient as for ArrayRecords and reads what protobuf reads (unknown
+** fields skipped, the last occurrence of a singular scalar field wins, an
+** item's record written more than once is the merge of its occurrences:
+** their items concatenated, while the oneof member stays the same; another
+** member replaces it); an item without a record, a name
 ** that is not UTF-8 and duplicate names are errors. Parsing finds each
 ** item's record bytes without reading them (record.h and valrec.h read
 ** those). Writing is canonical: the oneof member is written even when the
@@ -26,6 +29,7 @@
 
 #include "codec/buf.h"
 #include "codec/record.h"
+#include "codec/valrec.h"
 
 /* Item kinds: the oneof's field numbers. */
 enum { RECORDDICT_ARRAY = 2, RECORDDICT_METRIC = 3, RECORDDICT_CONFIG = 4 };
@@ -33,8 +37,10 @@ enum { RECORDDICT_ARRAY = 2, RECORDDICT_METRIC = 3, RECORDDICT_CONFIG = 4 };
 typedef struct recorddict_item {
   codec_span name;
   int kind;
-  codec_span record;  /* the item's ArrayRecord / MetricRecord / ConfigRecord bytes */
-  uint64_t record_at; /* where they start in the BLOB */
+  codec_span record;  /* the item's ArrayRecord / MetricRecord / ConfigRecord bytes:
+                         a view of the BLOB, or of `owned` when merged */
+  uint64_t record_at; /* where they (their first occurrence) start in the BLOB */
+  pb_owned owned;     /* a merged record's bytes (freed by recorddict_clear) */
   uint64_t offset;    /* where the item starts */
 } recorddict_item;
 
@@ -64,6 +70,14 @@ void recorddict_write_item(buf_t *out, codec_span name, int kind, codec_span rec
 /* Everything of such an item but its record's bytes, which the caller
 ** appends (record_len of them). */
 void recorddict_write_item_head(buf_t *out, codec_span name, int kind, uint64_t record_len);
+
+/* Is the item's record a merge of several occurrences (not a view of the
+** blob at record_at)? Its bytes then live in rd, as long as rd. */
+int recorddict_item_merged(const recorddict_item *it, const unsigned char *blob);
+/* Parse a metric or config item's record (valrec_parse; a merged one
+** occurrence by occurrence): offsets in messages count from the blob. */
+int recorddict_item_valrec(valrec_t *vr, const recorddict_item *it, const unsigned char *blob, const char *label,
+                           codec_err *err);
 
 /* "metric record 'metrics'": what messages call an item's record. out
 ** holds CODEC_QUOTE_MAX + 32 bytes. */

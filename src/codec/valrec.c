@@ -155,13 +155,28 @@ int valrec_iter_next(valrec_iter *it, valrec_elem *e) {
 
 /* --- parsing ------------------------------------------------------------------ */
 
-/* The value message at blob[start..end): the last oneof member set wins. */
+/* One list occurrence at blob[s..e): every element checked (offsets stay
+** absolute), counted into *n. */
+static int check_list(const unsigned char *blob, uint64_t s, uint64_t e, int type, const pb_ctx *ctx, uint64_t *n) {
+  valrec_iter li;
+  valrec_elem el;
+  int rc, got;
+  iter_start(&li, blob, s, e, type);
+  for (;;) {
+    if ((rc = iter_step(&li, ctx, &el, &got)) != CODEC_OK) return rc;
+    if (!got) return CODEC_OK;
+    (*n)++;
+  }
+}
+
+/* One occurrence of the value message at blob[start..end), merged into
+** what the item holds as protobuf merges it: a scalar member sets the
+** value, a list member of the type held appends its elements, of another
+** type starts a new list; fields of no member change nothing. */
 static int parse_value(valrec_item *it, int config, const unsigned char *blob, uint64_t start, uint64_t end,
                        const pb_ctx *ctx) {
   pb_reader r = {blob, start, end};
-  uint64_t list_s = 0, list_e = 0;
   int rc;
-  it->type = VALREC_NONE;
   while (r.pos < r.end) {
     uint64_t field, at = r.pos, s, len, u;
     int wt;
@@ -170,16 +185,17 @@ static int parse_value(valrec_item *it, int config, const unsigned char *blob, u
       if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) return rc;
       continue;
     }
-    memset(&it->v, 0, sizeof(it->v));
     if (field == VALREC_DOUBLE) {
       if (wt != PB_WT_I64) return pb_wrong_type(ctx, "a double value", wt, at);
       if (r.end - r.pos < 8) return vr_fail(ctx, "truncated", r.end);
+      memset(&it->v, 0, sizeof(it->v));
       it->v.d = bits_double(get_le64(blob + r.pos));
       r.pos += 8;
     } else if (field <= VALREC_BOOL) {
       uint64_t vat = r.pos;
       if (wt != PB_WT_VARINT) return pb_wrong_type(ctx, valrec_type_name((int)field), wt, at);
       if ((rc = pb_varint(&r, &u)) != PB_OK) return pb_read_error(ctx, rc, &r, vat);
+      memset(&it->v, 0, sizeof(it->v));
       if (field == VALREC_SINT64)
         it->v.i = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
       else
@@ -188,31 +204,24 @@ static int parse_value(valrec_item *it, int config, const unsigned char *blob, u
       if (wt != PB_WT_LEN) return pb_wrong_type(ctx, valrec_type_name((int)field), wt, at);
       if ((rc = pb_len(&r, ctx, &s, &len)) != CODEC_OK) return rc;
       if (field == VALREC_STRING || field == VALREC_BYTES) {
+        memset(&it->v, 0, sizeof(it->v));
         it->v.s.p = len ? blob + s : empty_bytes;
         it->v.s.n = len;
         if (field == VALREC_STRING && !codec_utf8_valid(it->v.s.p, len))
           return vr_fail(ctx, "has a string that is not valid UTF-8", s);
       } else {
-        list_s = s;
-        list_e = s + len;
+        uint64_t count = 0;
+        if (it->type != (int)field) { /* a new list */
+          it->list.p = empty_bytes;
+          it->list.n = 0;
+          it->nvals = 0;
+        }
+        if ((rc = check_list(blob, s, s + len, (int)field, ctx, &count)) != CODEC_OK) return rc;
+        if (pb_join(&it->list, &it->owned, blob + s, len) != CODEC_OK) return codec_nomem(ctx->err);
+        it->nvals += count;
       }
     }
     it->type = (int)field;
-  }
-  if (VALREC_IS_LIST(it->type)) {
-    valrec_iter li;
-    valrec_elem e;
-    int got;
-    it->list.p = list_e > list_s ? blob + list_s : empty_bytes;
-    it->list.n = list_e - list_s;
-    it->nvals = 0;
-    /* Walk it once to check every element; offsets stay absolute. */
-    iter_start(&li, blob, list_s, list_e, it->type);
-    for (;;) {
-      if ((rc = iter_step(&li, ctx, &e, &got)) != CODEC_OK) return rc;
-      if (!got) break;
-      it->nvals++;
-    }
   }
   return CODEC_OK;
 }
@@ -220,11 +229,12 @@ static int parse_value(valrec_item *it, int config, const unsigned char *blob, u
 static int parse_item(valrec_item *it, int config, const unsigned char *blob, uint64_t start, uint64_t end,
                       pb_ctx *ctx) {
   pb_reader r = {blob, start, end};
-  uint64_t vs = 0, ve = 0;
-  int rc, has_value = 0;
+  int rc;
   memset(it, 0, sizeof(*it));
-  it->key.p = empty_bytes;
+  it->key.p = it->list.p = empty_bytes;
   ctx->key.p = NULL;
+  /* The key first (the last occurrence wins), so messages about the value
+  ** can name it; then every value occurrence, merged in order. */
   while (r.pos < r.end) {
     uint64_t field, at = r.pos, s, len;
     int wt;
@@ -236,10 +246,6 @@ static int parse_item(valrec_item *it, int config, const unsigned char *blob, ui
         it->key.p = len ? blob + s : empty_bytes;
         it->key.n = len;
         if (codec_utf8_valid(it->key.p, len)) ctx->key = it->key;
-      } else {
-        vs = s;
-        ve = s + len;
-        has_value = 1;
       }
     } else if ((rc = pb_skip(&r, ctx, field, wt, 0, at)) != CODEC_OK) {
       return rc;
@@ -250,9 +256,27 @@ static int parse_item(valrec_item *it, int config, const unsigned char *blob, ui
     return vr_fail(ctx, "has a key that is not valid UTF-8", start);
   }
   ctx->key = it->key;
-  if (has_value && (rc = parse_value(it, config, blob, vs, ve, ctx)) != CODEC_OK) return rc;
+  r.pos = start;
+  while (r.pos < r.end) {
+    uint64_t field, at = r.pos, s, len;
+    int wt;
+    pb_tag(&r, ctx, &field, &wt); /* read once already: cannot fail */
+    if (field == 2) {
+      pb_len(&r, ctx, &s, &len);
+      if ((rc = parse_value(it, config, blob, s, s + len, ctx)) != CODEC_OK) return rc;
+    } else if (field == 1) {
+      pb_len(&r, ctx, &s, &len);
+    } else {
+      pb_skip(&r, ctx, field, wt, 0, at);
+    }
+  }
   if (it->type == VALREC_NONE) return vr_fail(ctx, "has an item without a value", start);
   return CODEC_OK;
+}
+
+static void free_owned(valrec_t *vr) {
+  int i;
+  for (i = 0; i < vr->n; i++) pb_owned_free(&vr->items[i].owned);
 }
 
 void valrec_init(valrec_t *vr) {
@@ -263,6 +287,7 @@ void valrec_init(valrec_t *vr) {
 }
 
 void valrec_clear(valrec_t *vr) {
+  free_owned(vr);
   if (vr->items != vr->small) codec_free(vr->items);
   valrec_init(vr);
 }
@@ -280,21 +305,31 @@ static int check_unique(const valrec_t *vr, const char *name, codec_err *err) {
   return second < 0 ? CODEC_OK : dup_error(vr, name, first, second, err);
 }
 
-int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
-                 codec_err *err) {
+int valrec_parse_more(valrec_t *vr, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
+                      codec_err *err) {
   pb_reader r = {blob, start, end};
   pb_ctx ctx = {err, name, -1, {NULL, 0}};
   uint64_t at, s, len;
   int rc;
-  vr->n = 0;
-  vr->config = config;
   while ((rc = pb_next_item(&r, &ctx, "items", vr->n, &at, &s, &len)) == PB_ITEM) {
     valrec_item *it = buf_push_item(&vr->items, &vr->n, &vr->cap, vr->small, sizeof(*it));
     if (!it) return codec_nomem(err);
-    if ((rc = parse_item(it, config, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
+    if ((rc = parse_item(it, vr->config, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
     it->offset = at;
   }
-  return rc != CODEC_OK ? rc : check_unique(vr, name, err);
+  return rc;
+}
+
+int valrec_check_unique(const valrec_t *vr, const char *name, codec_err *err) { return check_unique(vr, name, err); }
+
+int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
+                 codec_err *err) {
+  int rc;
+  free_owned(vr);
+  vr->n = 0;
+  vr->config = config;
+  if ((rc = valrec_parse_more(vr, blob, start, end, name, err)) != CODEC_OK) return rc;
+  return check_unique(vr, name, err);
 }
 
 int valrec_find(const valrec_t *vr, const void *key, uint64_t n) {

@@ -16,8 +16,11 @@
 **
 ** Reading is lenient as for ArrayRecords (record.h): unknown fields skipped
 ** (a metric record's bool/string/bytes members are unknown to it), lists
-** packed or not, the last occurrence of a singular field wins (a message
-** field included: occurrences are not merged). Wrong wire types, strings
+** packed or not. A field written more than once reads as protobuf reads
+** it: a scalar's last occurrence wins; an item's value messages are
+** merged (a scalar member sets the value, a list member of the list type
+** held appends its elements, of another type starts a new list, an empty
+** value message changes nothing). Wrong wire types, strings
 ** that are not UTF-8, items without a value and duplicate keys are errors.
 ** Parsing yields views into the BLOB; list elements are walked in place.
 **
@@ -67,7 +70,8 @@ typedef struct valrec_item {
   codec_span key;
   int type;
   valrec_elem v;   /* scalars */
-  codec_span list; /* lists: the list message */
+  codec_span list; /* lists: the list message (its occurrences merged: then a copy in `owned`) */
+  pb_owned owned;  /* freed by valrec_clear */
   uint64_t nvals;  /* lists: element count */
   uint64_t offset; /* where the item starts, in the BLOB */
 } valrec_item;
@@ -89,6 +93,14 @@ void valrec_clear(valrec_t *vr);
 ** CODEC_NOMEM. */
 int valrec_parse(valrec_t *vr, int config, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
                  codec_err *err);
+
+/* A record written in several pieces (a RecordDict item's record field
+** written more than once: protobuf merges them, their items together):
+** valrec_parse the first, valrec_parse_more each further one (items
+** appended, numbered on), then valrec_check_unique. */
+int valrec_parse_more(valrec_t *vr, const unsigned char *blob, uint64_t start, uint64_t end, const char *name,
+                      codec_err *err);
+int valrec_check_unique(const valrec_t *vr, const char *name, codec_err *err);
 
 /* Index of the item with this key, or -1. */
 int valrec_find(const valrec_t *vr, const void *key, uint64_t n);

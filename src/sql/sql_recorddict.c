@@ -60,8 +60,7 @@ static int check_item(const recorddict_item *it, const unsigned char *blob, code
   } else {
     valrec_t vr;
     valrec_init(&vr);
-    rc =
-        valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, err);
+    rc = recorddict_item_valrec(&vr, it, blob, label, err);
     valrec_clear(&vr);
     return rc;
   }
@@ -117,7 +116,7 @@ static int item_valrec(sqlite3_context *ctx, const recorddict_item *it, const un
   codec_err err;
   int rc;
   recorddict_item_label(label, sizeof(label), it->name, it->kind);
-  rc = valrec_parse(vr, it->kind == RECORDDICT_CONFIG, blob, it->record_at, it->record_at + it->record.n, label, &err);
+  rc = recorddict_item_valrec(vr, it, blob, label, &err);
   if (rc) {
     sql_codec_error(ctx, rc, &err);
     return -1;

@@ -536,7 +536,7 @@ static int reply_parse(reply *r, const unsigned char *p, uint64_t n, codec_err *
   }
   {
     const recorddict_item *it = &r->rd.items[r->mi];
-    return valrec_parse(&r->mr, 0, p, it->record_at, it->record_at + it->record.n, "MetricRecord", err);
+    return recorddict_item_valrec(&r->mr, it, p, "MetricRecord", err);
   }
 }
 

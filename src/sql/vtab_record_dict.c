@@ -61,12 +61,12 @@ static int rdv_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr,
   codec_err err;
   int rc;
   (void)idxStr;
-  cur->rd.n = 0;
+  recorddict_clear(&cur->rd);
   cur->row = 0;
   rc = sql_vtab_blob_arg(base, "record_dict", "a record dict", idxNum, argc, argv, &cur->arg);
   if (rc != SQLITE_OK || !cur->arg.p) return rc;
   if ((rc = recorddict_parse(&cur->rd, cur->arg.p, cur->arg.n, &err)) != CODEC_OK) {
-    cur->rd.n = 0;
+    recorddict_clear(&cur->rd);
     return sql_vtab_error(base, "record_dict", rc, &err);
   }
   return SQLITE_OK;
@@ -106,8 +106,7 @@ static void result_nitems(sqlite3_context *ctx, const record_dict_cursor *cur, c
   } else {
     valrec_t vr;
     valrec_init(&vr);
-    rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, cur->arg.p, it->record_at, it->record_at + it->record.n,
-                      label, &err);
+    rc = recorddict_item_valrec(&vr, it, cur->arg.p, label, &err);
     n = vr.n;
     valrec_clear(&vr);
   }

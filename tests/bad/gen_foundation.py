@@ -352,7 +352,11 @@ def gen_records():
     p("truncated_tag_only", b"\x0a", "record blob truncated at byte 1 (item 0)")
     p("truncated_item", b"\x0a\x05\x0a\x01", "record blob truncated at byte 4 (item 0)")
     p("truncated_second_item", GOOD + b"\x0a\x10" + GOOD[2:8], "record blob truncated at byte")
-    p("varint_11_bytes_tag", b"\x80" * 10 + b"\x01", "record blob has a varint longer than 10 bytes at byte 0")
+    p("varint_11_bytes_tag", b"\x80" * 10 + b"\x01", "record blob has a tag longer than 5 bytes at byte 0")
+    # protobuf reads tags of at most 5 bytes, their value below 2^32
+    p("tag_6_bytes", b"\x8a\x80\x80\x80\x80\x00\x00", "record blob has a tag longer than 5 bytes at byte 0")
+    p("tag_5_bytes_33_bits", b"\x8a\x80\x80\x80\x10\x00", "record blob has an invalid field number at byte 0")
+    p("item_tag_6_bytes", ld(1, b"\x8a\x80\x80\x80\x80\x00\x01w"), "tag longer than 5 bytes at byte 2 (item 0)")
     p("varint_11_bytes_length", b"\x0a" + b"\xff" * 10 + b"\x01", "varint longer than 10 bytes at byte 1 (item 0)")
     p("varint_unterminated", b"\x0a\x80\x80", "record blob truncated at byte 3 (item 0)")
     p("field_zero", b"\x02\x00", "record blob has an invalid field number at byte 0")

@@ -38,6 +38,20 @@ STRUCTURE = [
     ),
     ("name_as_varint", ld(1, vi(1, 1) + ld(M, b"")), "record dict has wrong wire type 0 for Item.key at byte 2"),
     ("unknown_truncated", b"\x11\x00", "record dict truncated at byte 2"),
+    # protobuf reads tags of at most 5 bytes, their value below 2^32
+    ("tag_6_bytes", b"\x8a\x80\x80\x80\x80\x00\x00", "record dict has a tag longer than 5 bytes at byte 0"),
+    ("tag_11_bytes", b"\x8a" + b"\x80" * 9 + b"\x00\x00", "record dict has a tag longer than 5 bytes at byte 0"),
+    ("tag_5_bytes_33_bits", b"\x8a\x80\x80\x80\x10\x00", "record dict has an invalid field number at byte 0"),
+    (
+        "item_tag_6_bytes",
+        ld(1, b"\x8a\x80\x80\x80\x80\x00\x01m" + ld(M, b"")),
+        "record dict has a tag longer than 5 bytes at byte 2 (item 0)",
+    ),
+    (
+        "unknown_in_group_tag_6_bytes",
+        b"\x13\x88\x80\x80\x80\x80\x00\x00\x14",
+        "record dict has a tag longer than 5 bytes at byte 1",
+    ),
     ("unterminated_group", b"\x13", "record dict truncated inside a group at byte 1"),
 ]
 
@@ -101,6 +115,33 @@ ITEM = [
         "metric record 'm' has a key that is not valid UTF-8",
     ),
     ("metric_items_as_varint", rditem(b"m", M, vi(1, 1)), "metric record 'm' has wrong wire type 0 for items"),
+    (
+        "metric_value_tag_6_bytes",
+        rditem(b"m", M, item(b"k", b"\x89\x80\x80\x80\x80\x00" + b"\0" * 8)),
+        "metric record 'm' has a tag longer than 5 bytes at byte 14 (item 0, key 'k')",
+    ),
+    (
+        "metric_list_tag_6_bytes",
+        rditem(b"m", M, item(b"k", ld(21, b"\x89\x80\x80\x80\x80\x00" + b"\0" * 8))),
+        "metric record 'm' has a tag longer than 5 bytes at byte 17 (item 0, key 'k')",
+    ),
+    # the record written twice: merged (its items together), each piece read where it is
+    (
+        "metric_merged_duplicate_key",
+        ld(1, ld(1, b"m") + ld(M, item(b"k", vi(2, 1))) + ld(M, item(b"k", vi(2, 2)))),
+        "metric record 'm' has duplicate key 'k' (items 0 and 1)",
+    ),
+    (
+        "metric_merged_second_bad",
+        ld(1, ld(1, b"m") + ld(M, item(b"a", vi(2, 1))) + ld(M, item(b"k", vi(1, 1)))),
+        "metric record 'm' has wrong wire type 0 for a double value at byte 25 (item 1, key 'k')",
+    ),
+    # the value written twice: merged; a list then a truncated list of the same type
+    (
+        "metric_merged_value_list_cut",
+        rditem(b"m", M, ld(1, ld(1, b"k") + ld(2, ld(21, ld(1, b"\0" * 8))) + ld(2, ld(21, ld(1, b"\0" * 9))))),
+        "has a packed double list cut mid-value at byte 42 (item 0, key 'k')",
+    ),
     (
         "config_string_not_utf8",
         rditem(b"m", C, item(b"k", ld(5, b"\xff"))),

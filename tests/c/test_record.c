@@ -222,7 +222,7 @@ TEST(record_defaults_when_fields_absent) {
   record_clear(&r);
 }
 
-TEST(record_varints_up_to_10_bytes_11_rejected) {
+TEST(record_varints_up_to_10_bytes_11_rejected_tags_up_to_5) {
   /* the items length as a 10-byte non-minimal varint of 0 */
   unsigned char ok[12] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
   unsigned char bad[13] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
@@ -232,10 +232,19 @@ TEST(record_varints_up_to_10_bytes_11_rejected) {
   CHECK(record_parse(&r, ok, 11, &err) == CODEC_OK && r.n == 1);
   CHECK(record_parse(&r, bad, 12, &err) == CODEC_CORRUPT);
   CHECK_STR(err.msg, "record blob has a varint longer than 10 bytes at byte 1 (item 0)");
-  /* a 10-byte tag */
+  /* tags as protobuf reads them: up to 5 bytes, the value below 2^32 */
   {
-    unsigned char tag[12] = {0x90, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01};
-    CHECK(record_parse(&r, tag, 11, &err) == CODEC_OK && r.n == 0); /* field 2, unknown */
+    unsigned char tag5[7] = {0x90, 0x80, 0x80, 0x80, 0x00, 0x01};
+    unsigned char tag5hi[7] = {0x90, 0x80, 0x80, 0x80, 0x10, 0x01};
+    unsigned char tag6[8] = {0x90, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01};
+    unsigned char tag10[12] = {0x90, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01};
+    CHECK(record_parse(&r, tag5, 6, &err) == CODEC_OK && r.n == 0); /* field 2, unknown */
+    CHECK(record_parse(&r, tag5hi, 6, &err) == CODEC_CORRUPT);
+    CHECK_STR(err.msg, "record blob has an invalid field number at byte 0");
+    CHECK(record_parse(&r, tag6, 7, &err) == CODEC_CORRUPT);
+    CHECK_STR(err.msg, "record blob has a tag longer than 5 bytes at byte 0");
+    CHECK(record_parse(&r, tag10, 11, &err) == CODEC_CORRUPT);
+    CHECK_STR(err.msg, "record blob has a tag longer than 5 bytes at byte 0");
   }
   record_clear(&r);
 }

@@ -171,7 +171,10 @@ static void check_recorddict(const uint8_t *data, size_t size) {
     for (i = 0; i < rd.n; i++) {
       const recorddict_item *it = &rd.items[i];
       FUZZ_CHECK(recorddict_find(&rd, it->name.p, it->name.n) == i);
-      FUZZ_CHECK(it->record.n == 0 || (it->record.p == data + it->record_at && it->record_at + it->record.n <= size));
+      /* a view of the blob, or the merge of several occurrences (no longer than the blob) */
+      FUZZ_CHECK(it->record.n == 0 || recorddict_item_merged(it, data) ||
+                 (it->record.p == data + it->record_at && it->record_at + it->record.n <= size));
+      FUZZ_CHECK(it->record.n <= size);
       recorddict_write_item(&out, it->name, it->kind, it->record);
       if (it->kind == RECORDDICT_ARRAY) {
         record_t rec;
@@ -184,12 +187,26 @@ static void check_recorddict(const uint8_t *data, size_t size) {
         valrec_t vr;
         valrec_init(&vr);
         err.msg[0] = 0;
-        rc = valrec_parse(&vr, it->kind == RECORDDICT_CONFIG, data, it->record_at, it->record_at + it->record.n,
-                          "record", &err);
-        if (rc)
+        rc = recorddict_item_valrec(&vr, it, data, "record", &err);
+        if (rc) {
           fuzz_check_error(rc, &err), records_ok = 0;
-        else
+        } else {
           check_valrec(&vr, it->kind == RECORDDICT_CONFIG);
+          if (recorddict_item_merged(it, data)) {
+            /* read piece by piece, or as the merged bytes: the same record */
+            valrec_t whole;
+            buf_t a, b;
+            valrec_init(&whole);
+            rc = valrec_parse(&whole, it->kind == RECORDDICT_CONFIG, it->record.p, 0, it->record.n, "merged", &err);
+            FUZZ_CHECK(rc == CODEC_OK || rc == CODEC_NOMEM);
+            if (rc == CODEC_OK && to_json(&vr, &a) == CODEC_OK) {
+              if (to_json(&whole, &b) == CODEC_OK) FUZZ_CHECK(same_buf(&a, &b));
+              buf_free(&b);
+            }
+            if (rc == CODEC_OK) buf_free(&a);
+            valrec_clear(&whole);
+          }
+        }
         valrec_clear(&vr);
       }
     }

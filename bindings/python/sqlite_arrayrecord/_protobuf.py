@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Protobuf wire format, the little the record and RecordDict codecs need.
 
-Writing: varint(v), len_field(num, body). Reading: fields(mv, start, end,
+Writing: varint(v), len_field(num, body). Reading (as protobuf reads:
+tags of at most 5 bytes, field numbers 1 to 2^29 - 1): fields(mv, start, end,
 ...) yields each field of a message (groups in unknown fields skipped as
 protobuf skips them), repeated_items the entries of a message's repeated
 field 1, read_varint a varint (of a packed run), text a UTF-8 string.
@@ -43,15 +44,29 @@ def read_varint(mv, pos, end, fname, where):
             raise ValueError(f"{fname}: varint too long at byte {pos}{where}")
 
 
+def read_tag(mv, pos, end, fname, where):
+    """(field number, wire type, position after) of the tag at mv[pos:end], as
+    protobuf reads tags: at most 5 bytes, field numbers 1 to 2^29 - 1."""
+    at, tag = pos, 0
+    for k in range(5):
+        if pos >= end:
+            raise ValueError(f"{fname}: record blob truncated at byte {pos}{where}")
+        b = mv[pos]
+        pos += 1
+        tag |= (b & 0x7F) << (7 * k)
+        if b < 0x80:
+            num = tag >> 3
+            if num == 0 or num > 536870911:  # no protobuf message has a field 0
+                raise ValueError(f"{fname}: invalid field number {num} at byte {at}{where}")
+            return num, tag & 7, pos
+    raise ValueError(f"{fname}: tag longer than 5 bytes at byte {at}{where}")
+
+
 def fields(mv, pos, end, fname, where, fixed=False):
     """(field number, wire type, value or (start, end) of the bytes) of each field;
     fixed-width fields are skipped unless fixed=True (then their (start, end))."""
     while pos < end:
-        at = pos
-        tag, pos = read_varint(mv, pos, end, fname, where)
-        num, wt = tag >> 3, tag & 7
-        if num == 0:  # no protobuf message has a field 0
-            raise ValueError(f"{fname}: invalid field number 0 at byte {at}{where}")
+        num, wt, pos = read_tag(mv, pos, end, fname, where)
         if wt == 2:
             n, pos = read_varint(mv, pos, end, fname, where)
             if n > end - pos:
@@ -100,10 +115,7 @@ def _skip_group(mv, pos, end, num, fname, where):
         if pos >= end:
             raise ValueError(f"{fname}: record blob truncated inside a group at byte {end}{where}")
         at = pos
-        tag, pos = read_varint(mv, pos, end, fname, where)
-        n, wt = tag >> 3, tag & 7
-        if n == 0:
-            raise ValueError(f"{fname}: invalid field number 0 at byte {at}{where}")
+        n, wt, pos = read_tag(mv, pos, end, fname, where)
         if wt == 4:
             if n != open_groups.pop():
                 raise ValueError(f"{fname}: group ended with the wrong field number at byte {at}{where}")

@@ -245,23 +245,29 @@ def _rd_describe(mv):
     return f"it starts with {bytes(mv[:8])!r}"
 
 
-def _values_from(mv, span, metric, fname, label):
+def _values_from(mv, spans, metric, fname, label):
+    """The record of the occurrences `spans` of an item's record (merged as
+    protobuf merges them: their items together)."""
     out = MetricRecord() if metric else ConfigRecord()
-    for index, where, ispan in repeated_items(mv, span[0], span[1], fname, label, label):
-        key, value = "", None
-        for inum, iwt, vspan in fields(mv, ispan[0], ispan[1], fname, where):
-            if inum in (1, 2) and iwt != 2:
-                raise ValueError(f"{fname}: {label} item field {inum} has wire type {iwt}, not 2{where}")
-            if inum == 1:
-                key = text(mv, vspan, fname, "key", where)
-            elif inum == 2:
-                value = vspan
-        where = f" ({label}, item {index}, key {key!r})"
-        if key in out:
-            raise ValueError(f"{fname}: {label} has duplicate key{where}")
-        if value is None:
-            raise ValueError(f"{fname}: {label} has an item without a value{where}")
-        out[key] = _value_from(mv, value, metric, fname, where)
+    index = 0
+    for span in spans:
+        for _, where, ispan in repeated_items(mv, span[0], span[1], fname, label, label):
+            where = f" ({label}, item {index})"
+            key, values = "", []
+            for inum, iwt, vspan in fields(mv, ispan[0], ispan[1], fname, where):
+                if inum in (1, 2) and iwt != 2:
+                    raise ValueError(f"{fname}: {label} item field {inum} has wire type {iwt}, not 2{where}")
+                if inum == 1:
+                    key = text(mv, vspan, fname, "key", where)
+                elif inum == 2:
+                    values.append(vspan)  # a message written again: merged
+            where = f" ({label}, item {index}, key {key!r})"
+            if key in out:
+                raise ValueError(f"{fname}: {label} has duplicate key{where}")
+            if not values:
+                raise ValueError(f"{fname}: {label} has an item without a value{where}")
+            out[key] = _value_from(mv, values, metric, fname, where)
+            index += 1
     return out
 
 
@@ -281,37 +287,52 @@ def _scalar_from(kind, mv, wt, span, fname, where):
     return bool(v) if kind == "bool" else v
 
 
-def _value_from(mv, span, metric, fname, where):
-    result, found = None, False
-    for num, wt, vspan in fields(mv, span[0], span[1], fname, where, fixed=True):
-        if metric and num not in _METRIC_FIELDS:
-            continue  # unknown to MetricRecordValue: skipped, as protobuf does
-        if num in _FIELD_KIND:
-            result, found = _scalar_from(_FIELD_KIND[num], mv, wt, vspan, fname, where), True
-        elif num in _LIST_KIND:
-            kind = _LIST_KIND[num]
-            if wt != 2:
-                raise ValueError(f"{fname}: wrong wire type {wt} for {kind} list{where}")
-            result, found = [], True
-            for lnum, lwt, lspan in fields(mv, vspan[0], vspan[1], fname, where, fixed=True):
-                if lnum != 1:
-                    continue
-                if lwt == 2 and kind not in ("string", "bytes"):  # packed
-                    if kind == "double":
-                        n = lspan[1] - lspan[0]
-                        if n % 8:
-                            raise ValueError(f"{fname}: packed double list of {n} bytes{where}")
-                        result += [_DOUBLE.unpack_from(mv, p)[0] for p in range(lspan[0], lspan[1], 8)]
-                    else:
-                        p = lspan[0]
-                        while p < lspan[1]:
-                            raw, p = read_varint(mv, p, lspan[1], fname, where)
-                            result.append(_scalar_from(kind, mv, 0, raw, fname, where))
-                else:
-                    result.append(_scalar_from(kind, mv, lwt, lspan, fname, where))
-    if not found:
+def _value_from(mv, spans, metric, fname, where):
+    """The value of an item's value messages `spans`, merged as protobuf
+    merges a oneof: a scalar member sets the value, a list member of the list
+    type held appends to it, of another type starts a new list; an empty
+    message changes nothing."""
+    result, member = None, None
+    for span in spans:
+        for num, wt, vspan in fields(mv, span[0], span[1], fname, where, fixed=True):
+            if metric and num not in _METRIC_FIELDS:
+                continue  # unknown to MetricRecordValue: skipped, as protobuf does
+            if num in _FIELD_KIND:
+                result = _scalar_from(_FIELD_KIND[num], mv, wt, vspan, fname, where)
+            elif num in _LIST_KIND:
+                kind = _LIST_KIND[num]
+                if wt != 2:
+                    raise ValueError(f"{fname}: wrong wire type {wt} for {kind} list{where}")
+                if member != num:
+                    result = []
+                result += _list_from(kind, mv, vspan, fname, where)
+            else:
+                continue
+            member = num
+    if member is None:
         raise ValueError(f"{fname}: value without a {'metric' if metric else 'config'} value type{where}")
     return result
+
+
+def _list_from(kind, mv, span, fname, where):
+    out = []
+    for lnum, lwt, lspan in fields(mv, span[0], span[1], fname, where, fixed=True):
+        if lnum != 1:
+            continue
+        if lwt == 2 and kind not in ("string", "bytes"):  # packed
+            if kind == "double":
+                n = lspan[1] - lspan[0]
+                if n % 8:
+                    raise ValueError(f"{fname}: packed double list of {n} bytes{where}")
+                out += [_DOUBLE.unpack_from(mv, p)[0] for p in range(lspan[0], lspan[1], 8)]
+            else:
+                p = lspan[0]
+                while p < lspan[1]:
+                    raw, p = read_varint(mv, p, lspan[1], fname, where)
+                    out.append(_scalar_from(kind, mv, 0, raw, fname, where))
+        else:
+            out.append(_scalar_from(kind, mv, lwt, lspan, fname, where))
+    return out
 
 
 def from_recorddict(blob, copy=True):
@@ -320,8 +341,10 @@ def from_recorddict(blob, copy=True):
     read-only views of the BLOB), a MetricRecord or ConfigRecord as those dict
     subclasses of Python values (sint64 and uint64 -> int, double -> float,
     bool, str, bytes, lists). to_recorddict of the result gives the same
-    bytes. Reading is as lenient as protobuf (any field order, unknown fields
-    skipped, lists packed or not); names and keys must be unique and every
+    bytes. Reading is as lenient as protobuf, and reads what it reads (any
+    field order, unknown fields skipped, lists packed or not, a record or
+    value written more than once merged as protobuf merges it, tags of at most
+    5 bytes); names and keys must be unique and every
     item must hold a record, and an ArrayRecord's NumPy items must agree with
     their .npy headers (as from_record). Anything else gets an error saying
     what it looks like; a blob that is not bytes is a TypeError."""
@@ -346,25 +369,30 @@ def _recorddict_items(mv, fname, copy):
         raise ValueError(f"{fname}: this BLOB is a .npy file")
     out = {}
     for index, where, span in repeated_items(mv, 0, len(mv), fname, "record dict"):
-        name, rec = "", None
+        name, kind, spans = "", None, []
         for inum, iwt, ispan in fields(mv, span[0], span[1], fname, where):
             if inum in (1, 2, 3, 4) and iwt != 2:
                 raise ValueError(f"{fname}: record dict item field {inum} has wire type {iwt}, not 2{where}")
             if inum == 1:
                 name = text(mv, ispan, fname, "name", where)
-            elif inum in (2, 3, 4):
-                rec = (inum, ispan)  # a oneof: the last member wins
+            elif inum in (2, 3, 4):  # a oneof: the same member again merges, another replaces
+                if inum != kind:
+                    kind, spans = inum, []
+                spans.append(ispan)
         where = f" (item {index}, name {name!r})"
         if name in out:
             raise ValueError(f"{fname}: duplicate name{where}")
-        if rec is None:
+        if kind is None:
             raise ValueError(f"{fname}: an item without a record{where}")
-        kind, (start, end) = rec
         if kind == 2:
             label = f"{fname}: array record {name!r}"
-            sub, items = _record_items(mv[start:end], label)
+            if len(spans) == 1:
+                rec_mv = mv[spans[0][0] : spans[0][1]]
+            else:  # ArrayRecords merged: their items together
+                rec_mv = memoryview(b"".join(mv[a:b] for a, b in spans))
+            sub, items = _record_items(rec_mv, label)
             out[name] = {it[1]: _item_array(sub, it, label, copy) for it in items}
         else:
             label = f"{'metric' if kind == 3 else 'config'} record {name!r}"
-            out[name] = _values_from(mv, (start, end), kind == 3, fname, label)
+            out[name] = _values_from(mv, spans, kind == 3, fname, label)
     return out
