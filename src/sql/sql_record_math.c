@@ -141,18 +141,33 @@ typedef struct cast_template {
   keyset_t keys;
 } cast_template;
 
-/* ar_cast_like: cast item i to the dtype its key has in the template; keep
-** it when the key is absent there or the dtype is already that. Returns 1,
-** or 0 after reporting an error. */
-static int plan_like(sqlite3_context *ctx, const cast_template *like, const record_item *it, keyed *k) {
-  int j = keyset_get(&like->keys, it->key.p, it->key.n), rc;
+static int same_span(codec_span x, codec_span y) { return x.n == y.n && memcmp(x.p, y.p, (size_t)x.n) == 0; }
+
+/* ar_cast_like: does the item stay as it is without being read — its key
+** absent from the template, or both raw items (no .npy) described alike (a
+** safetensors BF16 tensor has no NumPy dtype to cast to, and needs none)?
+** *j is the template's item, or -1. */
+static int like_keeps(const cast_template *like, const record_item *it, int *j) {
+  int64_t sa[RECORD_MAX_DIMS], st[RECORD_MAX_DIMS];
+  const record_item *t;
+  int nd;
+  if ((*j = keyset_get(&like->keys, it->key.p, it->key.n)) < 0) return 1;
+  t = &like->rec.items[*j];
+  if (record_item_is_numpy(it) || record_item_is_numpy(t) || !same_span(it->dtype, t->dtype) ||
+      !same_span(it->stype, t->stype))
+    return 0;
+  nd = record_item_shape(it, sa);
+  return nd == record_item_shape(t, st) && memcmp(sa, st, sizeof(int64_t) * (size_t)nd) == 0;
+}
+
+/* ar_cast_like: cast the item to the dtype of the template's item j; keep
+** it when it already has that dtype. Returns 1, or 0 after reporting an
+** error. */
+static int plan_like(sqlite3_context *ctx, const cast_template *like, int j, const record_item *it, keyed *k) {
   char q[CODEC_QUOTE_MAX], sa[64], st[64];
   codec_err err;
   npy_array t;
-  if (j < 0) {
-    k->keep = 1;
-    return 1;
-  }
+  int rc;
   if ((rc = array_open(&like->rec.items[j], j, &t, &err)) != CODEC_OK) {
     if (rc == CODEC_NOMEM)
       sqlite3_result_error_nomem(ctx);
@@ -190,10 +205,14 @@ static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args
   for (i = 0; i < n; i++) {
     const record_item *it = &r->a.items[i];
     uint64_t size;
-    if (!open_pair(ctx, r, i, &k[i].a, &k[i].b)) goto done;
+    int j = -1;
     k[i].op = *op;
-    k[i].keep = only_float && dt_kind(k[i].a.dtype.type) != DT_KIND_FLOAT;
-    if (like && !plan_like(ctx, like, it, &k[i])) goto done;
+    k[i].keep = like && like_keeps(like, it, &j);
+    if (!k[i].keep) {
+      if (!open_pair(ctx, r, i, &k[i].a, &k[i].b)) goto done;
+      k[i].keep = only_float && dt_kind(k[i].a.dtype.type) != DT_KIND_FLOAT;
+      if (like && !plan_like(ctx, like, j, it, &k[i])) goto done;
+    }
     if (k[i].keep) {
       record_item_spec_from_item(&spec, it, shape);
       size = record_item_encoded_size(&spec);

@@ -804,7 +804,7 @@ HEADERS = {
 read ar_get SELECT ar_get(?1, 'bad')
 read ar_get SELECT npy_dtype(ar_get(?1, 'bad'))
 read ar_get SELECT ar_get(?1, key) FROM array_record(?1) WHERE key = 'bad'
-read ar_cast_like SELECT ar_cast_like(?1, x'')
+read ar_cast_like SELECT ar_cast_like(?1, ar('bad', npy_from_json('[1]')))
 read ar_cast_like SELECT ar_cast_like(ar('bad', npy_from_json('[1]')), ?1)
 read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)

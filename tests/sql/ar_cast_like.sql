@@ -19,6 +19,9 @@ SELECT ar_cast_like(rec, rec) = rec FROM m;
 SELECT ar_cast_like(readfile('tests/data/records/legacy_raw.pb'), x'') = readfile('tests/data/records/legacy_raw.pb');
 SELECT ar_keys(ar_cast_like(ar('a', npy_from_json('[1]')), ar('z', npy_from_json('[1]', 'int8'), 'a', npy_from_json('[1]', 'float16'))));
 SELECT ar_cast_like(x'', readfile('tests/data/records/mlp_dict.pb')) = x'';
+-- an item the template lacks is copied without being read; raw items described alike (a BF16 tensor) are kept
+SELECT ar_cast_like(readfile('tests/data/bad_records/npy_data_corrupt.pb'), x'') = readfile('tests/data/bad_records/npy_data_corrupt.pb');
+SELECT ar_json(r), ar_cast_like(r, r) = r FROM (SELECT ar_from_safetensors(x'8c000000000000007b227a223a7b226474797065223a22463136222c227368617065223a5b325d2c22646174615f6f666673657473223a5b362c31305d7d2c2268223a7b226474797065223a2242463136222c227368617065223a5b335d2c22646174615f6f666673657473223a5b302c365d7d2c225f5f6d657461646174615f5f223a7b22666f726d6174223a227074227d7d803f00404040003c00c0') r);
 -- NULL in, NULL out
 SELECT ar_cast_like(NULL, x'') IS NULL, ar_cast_like(x'', NULL) IS NULL;
 -- errors: shapes, values with no integer, bad records and arrays on either side
