@@ -104,3 +104,13 @@ uint64_t codec_utf8_length(const unsigned char *s, uint64_t n) {
   for (i = 0; i < n; i++) count += (s[i] & 0xc0) != 0x80;
   return count;
 }
+
+int codec_sniff(const unsigned char *p, uint64_t n) {
+  uint64_t hlen = 0;
+  int k;
+  if (n >= 6 && memcmp(p, "\x93NUMPY", 6) == 0) return CODEC_SNIFF_NPY;
+  if (n >= 4 && (memcmp(p, "PK\x03\x04", 4) == 0 || memcmp(p, "PK\x05\x06", 4) == 0)) return CODEC_SNIFF_NPZ;
+  if (n < 10) return CODEC_SNIFF_NONE;
+  for (k = 7; k >= 0; k--) hlen = hlen << 8 | p[k];
+  return hlen >= 2 && hlen <= n - 8 && p[8] == '{' ? CODEC_SNIFF_SAFETENSORS : CODEC_SNIFF_NONE;
+}

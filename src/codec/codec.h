@@ -61,6 +61,15 @@ uint64_t codec_utf8_length(const unsigned char *s, uint64_t n);
 #define CODEC_QUOTE_MAX 64
 const char *codec_quote(char *out, size_t cap, const void *src, uint64_t n);
 
+/* The other formats people pass where a record or a .npy belongs, told by
+** their first bytes, so a reader's error can name the converter: a .npy
+** ("\x93NUMPY"), a .npz (a ZIP: "PK\x03\x04", or "PK\x05\x06" when
+** empty) or a safetensors file (an 8-byte little-endian header length N,
+** then N bytes starting with '{'). Only for messages: a match proves
+** nothing. */
+enum { CODEC_SNIFF_NONE, CODEC_SNIFF_NPY, CODEC_SNIFF_NPZ, CODEC_SNIFF_SAFETENSORS };
+int codec_sniff(const unsigned char *p, uint64_t n);
+
 /* A view of bytes somewhere else (a BLOB, a record's field); p may be NULL
 ** only when n is 0. */
 typedef struct codec_span {

@@ -229,11 +229,20 @@ static int record_parse_items(record_t *rec, const unsigned char *blob, uint64_t
 
 int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err *err) {
   int rc = record_parse_items(rec, blob, n, err);
-  /* A .npy where a record belongs is a common slip: say so, not which
-  ** protobuf field its magic bytes make. */
-  if (rc == CODEC_CORRUPT && n >= 6 && memcmp(blob, "\x93NUMPY", 6) == 0)
-    return codec_fail(err, CODEC_CORRUPT, "got a .npy file, not a record: wrap it with ar('key', npy)");
-  return rc;
+  /* A .npy, .npz or safetensors file where a record belongs is a common
+  ** slip: say so, and what converts it, not which protobuf field its magic
+  ** bytes make. */
+  if (rc != CODEC_CORRUPT) return rc;
+  switch (codec_sniff(blob, n)) {
+    case CODEC_SNIFF_NPY:
+      return codec_fail(err, CODEC_CORRUPT, "got a .npy file, not a record: wrap it with ar('key', npy)");
+    case CODEC_SNIFF_NPZ:
+      return codec_fail(err, CODEC_CORRUPT, "got a .npz archive, not a record: convert it with ar_from_npz(blob)");
+    case CODEC_SNIFF_SAFETENSORS:
+      return codec_fail(err, CODEC_CORRUPT,
+                        "got a safetensors file, not a record: convert it with ar_from_safetensors(blob)");
+    default: return rc;
+  }
 }
 
 int record_looks_like(const unsigned char *blob, uint64_t n) {

@@ -109,6 +109,16 @@ int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, co
     if ((rc = parse_item(it, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
     it->offset = at;
   }
+  if (rc == CODEC_CORRUPT) {
+    /* Another format where a RecordDict belongs: name its converter. */
+    static const char *const hint[] = {NULL, "a .npy file", "a .npz archive", "a safetensors file"};
+    static const char *const conv[] = {NULL, "ar('key', npy)", "ar_from_npz(blob)", "ar_from_safetensors(blob)"};
+    int kind = codec_sniff(blob, n);
+    if (kind != CODEC_SNIFF_NONE)
+      return codec_fail(err, CODEC_CORRUPT,
+                        "got %s, not a record dict: make a record with %s, then wrap it with rd(name, 'array', rec)",
+                        hint[kind], conv[kind]);
+  }
   return rc != CODEC_OK ? rc : check_unique(rd, err);
 }
 

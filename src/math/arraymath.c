@@ -770,6 +770,65 @@ int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, 
   return CODEC_OK;
 }
 
+void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, unsigned char *scratch) {
+  int cplx = dt_kind(a->dtype.type) == DT_KIND_COMPLEX || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
+  int fin_a = dt_kind(a->dtype.type) == DT_KIND_FLOAT || dt_kind(a->dtype.type) == DT_KIND_COMPLEX;
+  int fin_b = dt_kind(b->dtype.type) == DT_KIND_FLOAT || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
+  int fortran = am_is_fortran(a);
+  double *d = (double *)(void *)SCRATCH(scratch, 4);
+  kn_cascade sa, sb, dot, sd, sdiff;
+  am_iter ia, ib;
+  uint64_t pos;
+  size_t m;
+  memset(r, 0, sizeof(*r));
+  r->is_complex = cplx;
+  kn_cascade_init(&sa);
+  kn_cascade_init(&sb);
+  kn_cascade_init(&dot);
+  kn_cascade_init(&sd);
+  kn_cascade_init(&sdiff);
+  am_iter_init(&ia, a, fortran, 1);
+  am_iter_init(&ib, b, fortran, 1);
+  for (pos = 0; pos < a->numel; pos += m) {
+    const unsigned char *pa, *pb;
+    const void *xa, *xb;
+    m = block_len(a->numel, pos);
+    pa = am_iter_next(&ia, m, SCRATCH(scratch, 0));
+    pb = am_iter_next(&ib, m, SCRATCH(scratch, 1));
+    if (cplx) {
+      double *za = (double *)(void *)SCRATCH(scratch, 2), *zb = (double *)(void *)SCRATCH(scratch, 3);
+      kn_to_c128(a->dtype.type, pa, za, m);
+      kn_to_c128(b->dtype.type, pb, zb, m);
+      kn_binary_c128(KN_SUB, za, zb, d, m);
+      kn_cascade_add(&sa, kn_sum_sq_c(za, m));
+      kn_cascade_add(&sb, kn_sum_sq_c(zb, m));
+      kn_cascade_add(&sd, kn_sum_sq_c(d, m));
+      r->maxabs_nan |= kn_max_abs(d, m, 1, &r->maxabs_diff);
+      r->changed += kn_count_ne(za, zb, m, 1);
+      r->nonfinite_a += kn_count_nonfinite(za, m, 1);
+      r->nonfinite_b += kn_count_nonfinite(zb, m, 1);
+      continue;
+    }
+    xa = as_f64(a->dtype.type, pa, m, SCRATCH(scratch, 2));
+    xb = as_f64(b->dtype.type, pb, m, SCRATCH(scratch, 3));
+    kn_binary_f64(KN_SUB, xa, xb, d, m);
+    kn_cascade_add(&sa, kn_sum_sq(xa, m));
+    kn_cascade_add(&sb, kn_sum_sq(xb, m));
+    kn_cascade_add(&dot, kn_sum_prod(xa, xb, m));
+    kn_cascade_add(&sd, kn_sum_sq(d, m));
+    kn_cascade_add(&sdiff, kn_sum(d, m));
+    r->maxabs_nan |= kn_max_abs(d, m, 0, &r->maxabs_diff);
+    r->changed += kn_count_ne(xa, xb, m, 0);
+    if (fin_a) r->nonfinite_a += kn_count_nonfinite(xa, m, 0);
+    if (fin_b) r->nonfinite_b += kn_count_nonfinite(xb, m, 0);
+  }
+  r->sumsq_a = kn_cascade_sum(&sa);
+  r->sumsq_b = kn_cascade_sum(&sb);
+  r->dot = kn_cascade_sum(&dot);
+  r->sumsq_diff = kn_cascade_sum(&sd);
+  r->sum_diff = kn_cascade_sum(&sdiff);
+}
+
 /* A block of an operand as doubles (or pairs): loaded, or the broadcast scalar. */
 static const void *close_operand(int cplx, am_iter *it, const npy_array *x, size_t m, unsigned char *raw,
                                  unsigned char *tmp) {

@@ -152,6 +152,25 @@ typedef struct am_dot_result {
 ** aa and bb only when `norms`. */
 int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, unsigned char *scratch, codec_err *err);
 
+/* What am_compare finds in one pass over two arrays. */
+typedef struct am_compare_result {
+  int is_complex;              /* either array is: dot, sum_diff unset */
+  double sumsq_a, sumsq_b;     /* sum |a|^2, sum |b|^2 */
+  double dot;                  /* sum a*b */
+  double sumsq_diff, sum_diff; /* sum |a-b|^2, sum (a-b) */
+  double maxabs_diff;          /* max |a-b| (0 for empty arrays) */
+  int maxabs_nan;              /* a difference was NaN: NumPy's max is NaN */
+  uint64_t changed;            /* elements with a != b */
+  uint64_t nonfinite_a, nonfinite_b;
+} am_compare_result;
+
+/* Compare two arrays of equal shape (the caller checks; dtypes may differ)
+** element by element, in a's memory order: every element as a double (a
+** (re, im) pair when either is complex), differences a - b rounded to
+** double, sums pairwise as am_reduce's, so sumsq_a is the sumsq am_reduce
+** gives for a. */
+void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, unsigned char *scratch);
+
 /* Can a and b be compared by am_allclose (equal shapes or a () scalar)? */
 int am_allclose_shapes(const npy_array *a, const npy_array *b, codec_err *err);
 /* np.allclose(a, b, rtol, atol): equal shapes or a () scalar. */

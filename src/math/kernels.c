@@ -826,6 +826,22 @@ uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs) {
   return count_nonfinite_hot(x, n, complex_pairs);
 }
 
+KN_HOT static uint64_t count_ne_hot(const void *x, const void *y, size_t n) {
+  const uchar *p = x, *q = y;
+  uint64_t c = 0;
+  size_t i;
+  for (i = 0; i < n; i++) c += ld_f64(p, i) != ld_f64(q, i);
+  return c;
+}
+uint64_t kn_count_ne(const void *x, const void *y, size_t n, int complex_pairs) {
+  const uchar *p = x, *q = y;
+  uint64_t c = 0;
+  size_t i;
+  if (!complex_pairs) return count_ne_hot(x, y, n);
+  for (i = 0; i < n; i++) c += ld_f64(p, 2 * i) != ld_f64(q, 2 * i) || ld_f64(p, 2 * i + 1) != ld_f64(q, 2 * i + 1);
+  return c;
+}
+
 KN_HOT static int allclose_hot(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol) {
   const uchar *pa = a, *pb = b;
   int ok = 1;

@@ -145,6 +145,9 @@ void kn_minmax_u64(const uint64_t *x, size_t n, uint64_t *mn, uint64_t *mx);
 /* Elements (or pairs) that are NaN or infinite. */
 uint64_t kn_count_nonfinite(const void *x, size_t n, int complex_pairs);
 uint64_t kn_count_nonfinite_f32(const void *x, size_t n);
+/* Elements (or pairs) where x != y, as NumPy's a != b: NaN differs from
+** everything, infinities equal themselves, -0.0 equals 0.0. */
+uint64_t kn_count_ne(const void *x, const void *y, size_t n, int complex_pairs);
 /* NumPy's isclose for every element: |a - b| <= atol + rtol * |b| when both
 ** are finite, else a == b. Returns 1 when all n are close. */
 int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol);

@@ -5,7 +5,7 @@
 **   ar(key1, npy1, key2, npy2, ...)      ar_from_list(npy0, npy1, ...)
 **   ar_set(rec, key, npy)                ar_delete(rec, key, ...)
 **   ar_rename(rec, old, new)             ar_merge(rec1, rec2, ...)
-**   ar_select(rec, glob)
+**   ar_select(rec, glob, ...)           ar_exclude(rec, glob, ...)
 **   aggregates ar_agg(key, npy) and ar_agg_list(npy)
 **
 ** Every record written is canonical Flower serde bytes (record.h): the same
@@ -277,26 +277,39 @@ done:
   keyset_free(&ks);
 }
 
-/* ar_select(rec, glob): the items whose key matches a GLOB pattern. */
+/* Does the key match any of the GLOB patterns argv[1..argc)? key holds it
+** NUL-terminated (sqlite3_strglob wants that). */
+static int key_matches(const record_item *it, const buf_t *key, int argc, sqlite3_value **argv) {
+  int k;
+  /* sqlite3_strglob reads a key up to its first NUL: a key holding one
+  ** would match on its prefix alone, so it never matches. */
+  if (it->key.n && memchr(it->key.p, 0, (size_t)it->key.n)) return 0;
+  for (k = 1; k < argc; k++)
+    if (sqlite3_strglob((const char *)sqlite3_value_text(argv[k]), (const char *)key->p) == 0) return 1;
+  return 0;
+}
+
+/* ar_select(rec, glob, ...): the items whose key matches one of the GLOB
+** patterns; ar_exclude(rec, glob, ...) (op 1): the others. */
 static void ar_select_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   record_t rec;
   entry *entries = NULL;
   const char *pattern;
   uint64_t plen;
   buf_t key;
-  int i, n = 0;
-  (void)argc;
+  int i, k, n = 0, exclude = SQL_OP(ctx);
   record_init(&rec);
   buf_init(&key, UINT64_MAX);
+  if (argc < 2) {
+    sql_error(ctx, "expects a record and at least one GLOB pattern");
+    goto done;
+  }
   if (sql_arg_record(ctx, argv[0], 0, &rec) <= 0) goto done;
-  if (sql_arg_text(ctx, argv[1], 1, "a GLOB pattern", &pattern, &plen) <= 0) goto done;
+  for (k = 1; k < argc; k++)
+    if (sql_arg_text(ctx, argv[k], k, "a GLOB pattern", &pattern, &plen) <= 0) goto done;
   if (!(entries = entries_from_record(ctx, &rec, 0))) goto done;
   for (i = 0; i < rec.n; i++) {
     const record_item *it = &rec.items[i];
-    /* sqlite3_strglob reads a key up to its first NUL: a key holding one
-    ** would match on its prefix alone, so it never matches. */
-    if (it->key.n && memchr(it->key.p, 0, (size_t)it->key.n)) continue;
-    /* sqlite3_strglob wants a NUL-terminated key. */
     key.n = 0;
     buf_append(&key, it->key.p, it->key.n);
     buf_putc(&key, 0);
@@ -304,7 +317,7 @@ static void ar_select_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
       sqlite3_result_error_nomem(ctx);
       goto done;
     }
-    if (sqlite3_strglob(pattern, (const char *)key.p) == 0) entries[n++] = entries[i];
+    if (key_matches(it, &key, argc, argv) != exclude) entries[n++] = entries[i];
   }
   result_entries(ctx, entries, n);
 done:
@@ -381,15 +394,11 @@ static void ar_agg_final(sqlite3_context *ctx) {
 }
 
 static const sql_function build_functions[] = {
-    {"ar", -1, ar_build_func, NULL, NULL, 0},
-    {"ar_from_list", -1, ar_build_func, NULL, NULL, 1},
-    {"ar_set", 3, ar_set_func, NULL, NULL, 0},
-    {"ar_delete", -1, ar_delete_func, NULL, NULL, 0},
-    {"ar_rename", 3, ar_rename_func, NULL, NULL, 0},
-    {"ar_merge", -1, ar_merge_func, NULL, NULL, 0},
-    {"ar_select", 2, ar_select_func, NULL, NULL, 0},
-    {"ar_agg", 2, NULL, ar_agg_step, ar_agg_final, 0},
-    {"ar_agg_list", 1, NULL, ar_agg_step, ar_agg_final, 1},
+    {"ar", -1, ar_build_func, NULL, NULL, 0},          {"ar_from_list", -1, ar_build_func, NULL, NULL, 1},
+    {"ar_set", 3, ar_set_func, NULL, NULL, 0},         {"ar_delete", -1, ar_delete_func, NULL, NULL, 0},
+    {"ar_rename", 3, ar_rename_func, NULL, NULL, 0},   {"ar_merge", -1, ar_merge_func, NULL, NULL, 0},
+    {"ar_select", -1, ar_select_func, NULL, NULL, 0},  {"ar_exclude", -1, ar_select_func, NULL, NULL, 1},
+    {"ar_agg", 2, NULL, ar_agg_step, ar_agg_final, 0}, {"ar_agg_list", 1, NULL, ar_agg_step, ar_agg_final, 1},
 };
 
 int sql_build_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, build_functions, pzErrMsg); }

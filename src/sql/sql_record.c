@@ -6,7 +6,7 @@
 **   ar_len(rec)  ar_keys(rec)  ar_count_bytes(rec)  ar_json(rec)
 **   ar_has(rec, key)  ar_get(rec, key)  ar_data(rec, key)
 **   ar_dtype(rec, key)  ar_shape(rec, key)  ar_stype(rec, key)  ar_nbytes(rec, key)
-**   ar_valid(rec)  ar_error(rec)
+**   ar_valid(rec)  ar_error(rec)  ar_check(rec [, 'nonempty'])
 **
 ** A missing key gives NULL (ar_has tells the difference). Metadata
 ** functions read the protobuf structure only; array payloads are neither
@@ -126,13 +126,14 @@ done:
   record_clear(&rec);
 }
 
-/* ar_valid / ar_error: the record structure and every array in it. Never
-** raise for bad input; NULL in, NULL out. */
+/* ar_valid / ar_error / ar_check: the record structure and every array in
+** it. ar_valid and ar_error never raise for bad input; ar_check raises
+** ar_error's message (for CHECK constraints). NULL in, NULL out. */
 static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   record_t rec;
   codec_err err;
-  int rc = CODEC_OK, i;
-  (void)argc;
+  int rc = CODEC_OK, i, nonempty;
+  if ((nonempty = sql_check_option(ctx, argc, argv, 1)) < 0) return;
   record_init(&rec);
   switch (sqlite3_value_type(argv[0])) { /* never NULL: sql_dispatch gave NULL */
     case SQLITE_BLOB: {
@@ -147,8 +148,8 @@ static void ar_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     }
     default: rc = sql_blob_type_problem(&err, argv[0], 0, "a record"); break; /* as ar_len etc. raise */
   }
+  sql_result_check_op(ctx, SQL_OP(ctx), rc, &err, nonempty, rec.n, "record");
   record_clear(&rec);
-  sql_result_check(ctx, rc, &err, SQL_OP(ctx));
 }
 
 static const sql_function record_functions[] = {
@@ -163,8 +164,10 @@ static const sql_function record_functions[] = {
     {"ar_shape", 2, ar_key_func, NULL, NULL, KEY_SHAPE},
     {"ar_stype", 2, ar_key_func, NULL, NULL, KEY_STYPE},
     {"ar_nbytes", 2, ar_key_func, NULL, NULL, KEY_NBYTES},
-    {"ar_valid", 1, ar_check_func, NULL, NULL, 0},
-    {"ar_error", 1, ar_check_func, NULL, NULL, 1},
+    {"ar_valid", 1, ar_check_func, NULL, NULL, SQL_CHECK_VALID},
+    {"ar_error", 1, ar_check_func, NULL, NULL, SQL_CHECK_ERROR},
+    {"ar_check", 1, ar_check_func, NULL, NULL, SQL_CHECK_RAISE},
+    {"ar_check", 2, ar_check_func, NULL, NULL, SQL_CHECK_RAISE},
 };
 
 int sql_record_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, record_functions, pzErrMsg); }

@@ -4,7 +4,7 @@
 ** ArrayRecord BLOB):
 **
 **   to a record:  ar_add(a, b)  ar_sub(a, b)  ar_scale(rec, s)
-**                 ar_cast(rec, dtype [, 'float' | 'all'])
+**                 ar_cast(rec, dtype [, 'float' | 'all'])  ar_cast_like(rec, template)
 **   to a number:  ar_norm(rec)  ar_dot(a, b)  ar_cosine(a, b)
 **                 ar_allclose(a, b [, rtol [, atol]])  ar_numel(rec)
 **
@@ -131,11 +131,64 @@ static int open_pair(sqlite3_context *ctx, const rec_args *r, int i, npy_array *
 
 typedef struct keyed {
   npy_array a, b, res;
+  am_op op;
   int keep; /* copy the item as it is */
 } keyed;
 
-/* Apply op key by key; with only_float, non-floating arrays are kept. */
-static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args *r, int only_float) {
+/* The template of ar_cast_like: its items, found by key. */
+typedef struct cast_template {
+  record_t rec;
+  keyset_t keys;
+} cast_template;
+
+static int same_span(codec_span x, codec_span y) { return x.n == y.n && memcmp(x.p, y.p, (size_t)x.n) == 0; }
+
+/* ar_cast_like: does the item stay as it is without being read — its key
+** absent from the template, or both raw items (no .npy) described alike (a
+** safetensors BF16 tensor has no NumPy dtype to cast to, and needs none)?
+** *j is the template's item, or -1. */
+static int like_keeps(const cast_template *like, const record_item *it, int *j) {
+  int64_t sa[RECORD_MAX_DIMS], st[RECORD_MAX_DIMS];
+  const record_item *t;
+  int nd;
+  if ((*j = keyset_get(&like->keys, it->key.p, it->key.n)) < 0) return 1;
+  t = &like->rec.items[*j];
+  if (record_item_is_numpy(it) || record_item_is_numpy(t) || !same_span(it->dtype, t->dtype) ||
+      !same_span(it->stype, t->stype))
+    return 0;
+  nd = record_item_shape(it, sa);
+  return nd == record_item_shape(t, st) && memcmp(sa, st, sizeof(int64_t) * (size_t)nd) == 0;
+}
+
+/* ar_cast_like: cast the item to the dtype of the template's item j; keep
+** it when it already has that dtype. Returns 1, or 0 after reporting an
+** error. */
+static int plan_like(sqlite3_context *ctx, const cast_template *like, int j, const record_item *it, keyed *k) {
+  char q[CODEC_QUOTE_MAX], sa[64], st[64];
+  codec_err err;
+  npy_array t;
+  int rc;
+  if ((rc = array_open(&like->rec.items[j], j, &t, &err)) != CODEC_OK) {
+    if (rc == CODEC_NOMEM)
+      sqlite3_result_error_nomem(ctx);
+    else
+      sql_error(ctx, "argument 2: %s", err.msg);
+    return 0;
+  }
+  if (t.ndim != k->a.ndim || memcmp(t.shape, k->a.shape, sizeof(int64_t) * (size_t)t.ndim) != 0) {
+    sql_error(ctx, "key '%s': shape %s differs from the template's %s", codec_quote(q, sizeof(q), it->key.p, it->key.n),
+              am_shape_str(sa, sizeof(sa), k->a.ndim, k->a.shape), am_shape_str(st, sizeof(st), t.ndim, t.shape));
+    return 0;
+  }
+  k->keep = t.dtype.type == k->a.dtype.type && t.dtype.big == k->a.dtype.big;
+  k->op.to = t.dtype;
+  return 1;
+}
+
+/* Apply op key by key; with only_float, non-floating arrays are kept; with
+** a template (ar_cast_like), each array is cast to its key's dtype there. */
+static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args *r, int only_float,
+                           const cast_template *like) {
   int n = r->a.n, i, rc = CODEC_OK;
   keyed *k = codec_malloc((uint64_t)(n ? n : 1) * sizeof(keyed));
   unsigned char *scratch = NULL;
@@ -152,12 +205,18 @@ static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args
   for (i = 0; i < n; i++) {
     const record_item *it = &r->a.items[i];
     uint64_t size;
-    if (!open_pair(ctx, r, i, &k[i].a, &k[i].b)) goto done;
-    k[i].keep = only_float && dt_kind(k[i].a.dtype.type) != DT_KIND_FLOAT;
+    int j = -1;
+    k[i].op = *op;
+    k[i].keep = like && like_keeps(like, it, &j);
+    if (!k[i].keep) {
+      if (!open_pair(ctx, r, i, &k[i].a, &k[i].b)) goto done;
+      k[i].keep = only_float && dt_kind(k[i].a.dtype.type) != DT_KIND_FLOAT;
+      if (like && !plan_like(ctx, like, j, it, &k[i])) goto done;
+    }
     if (k[i].keep) {
       record_item_spec_from_item(&spec, it, shape);
       size = record_item_encoded_size(&spec);
-    } else if ((rc = am_plan(op, &k[i].a, &k[i].b, &k[i].res, &err)) != CODEC_OK) {
+    } else if ((rc = am_plan(&k[i].op, &k[i].a, &k[i].b, &k[i].res, &err)) != CODEC_OK) {
       item_error(ctx, rc, &err, it);
       goto done;
     } else {
@@ -178,7 +237,7 @@ static void result_keywise(sqlite3_context *ctx, const am_op *op, const rec_args
         record_item_spec_from_item(&spec, it, shape);
         record_write_item(&out, &spec);
       } else if ((dst = array_begin_result(&out, it->key, &k[i].res)) != NULL &&
-                 (rc = am_run(op, &k[i].a, &k[i].b, &k[i].res, dst, scratch, &err)) != CODEC_OK) {
+                 (rc = am_run(&k[i].op, &k[i].a, &k[i].b, &k[i].res, dst, scratch, &err)) != CODEC_OK) {
         item_error(ctx, rc, &err, it);
         goto done;
       }
@@ -198,7 +257,7 @@ static void ar_binary_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   (void)argc;
   op.binop = SQL_OP(ctx);
   rec_args_init(&r);
-  if (rec_args_open(ctx, argv, 1, &r) > 0) result_keywise(ctx, &op, &r, 0);
+  if (rec_args_open(ctx, argv, 1, &r) > 0) result_keywise(ctx, &op, &r, 0, NULL);
   rec_args_clear(&r);
 }
 
@@ -208,7 +267,7 @@ static void ar_scale_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   (void)argc;
   rec_args_init(&r);
   if (rec_args_open(ctx, argv, 0, &r) > 0 && sql_arg_double(ctx, argv[1], 1, "the factor", &op.s) > 0) {
-    result_keywise(ctx, &op, &r, 0);
+    result_keywise(ctx, &op, &r, 0, NULL);
   }
   rec_args_clear(&r);
 }
@@ -232,8 +291,34 @@ static void ar_cast_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       goto done;
     }
   }
-  result_keywise(ctx, &op, &r, only_float);
+  result_keywise(ctx, &op, &r, only_float, NULL);
 done:
+  rec_args_clear(&r);
+}
+
+/* ar_cast_like(rec, template): each array cast to the dtype of the same key
+** in template (FedAvg's float64 num_batches_tracked back to int64); keys
+** the template lacks are kept; shapes must agree. */
+static void ar_cast_like_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  am_op op = {AM_OP_CAST, 0, 0, {0, 0}, 0, NULL};
+  cast_template like;
+  rec_args r;
+  int j;
+  (void)argc;
+  rec_args_init(&r);
+  record_init(&like.rec);
+  keyset_init(&like.keys);
+  if (rec_args_open(ctx, argv, 0, &r) <= 0 || sql_arg_record(ctx, argv[1], 1, &like.rec) <= 0) goto done;
+  for (j = 0; j < like.rec.n; j++) {
+    if (keyset_put(&like.keys, like.rec.items[j].key.p, like.rec.items[j].key.n, j)) {
+      sqlite3_result_error_nomem(ctx);
+      goto done;
+    }
+  }
+  result_keywise(ctx, &op, &r, 0, &like);
+done:
+  keyset_free(&like.keys);
+  record_clear(&like.rec);
   rec_args_clear(&r);
 }
 
@@ -356,12 +441,13 @@ done:
 }
 
 static const sql_function record_math_functions[] = {
-    {"ar_add", 2, ar_binary_func, NULL, NULL, KN_ADD},   {"ar_sub", 2, ar_binary_func, NULL, NULL, KN_SUB},
-    {"ar_scale", 2, ar_scale_func, NULL, NULL, 0},       {"ar_cast", 2, ar_cast_func, NULL, NULL, 0},
-    {"ar_cast", 3, ar_cast_func, NULL, NULL, 0},         {"ar_norm", 1, ar_norm_func, NULL, NULL, 0},
-    {"ar_dot", 2, ar_dot_func, NULL, NULL, DOT_PLAIN},   {"ar_cosine", 2, ar_dot_func, NULL, NULL, DOT_COSINE},
-    {"ar_allclose", 2, ar_allclose_func, NULL, NULL, 0}, {"ar_allclose", 3, ar_allclose_func, NULL, NULL, 0},
-    {"ar_allclose", 4, ar_allclose_func, NULL, NULL, 0}, {"ar_numel", 1, ar_numel_func, NULL, NULL, 0},
+    {"ar_add", 2, ar_binary_func, NULL, NULL, KN_ADD},     {"ar_sub", 2, ar_binary_func, NULL, NULL, KN_SUB},
+    {"ar_scale", 2, ar_scale_func, NULL, NULL, 0},         {"ar_cast", 2, ar_cast_func, NULL, NULL, 0},
+    {"ar_cast", 3, ar_cast_func, NULL, NULL, 0},           {"ar_cast_like", 2, ar_cast_like_func, NULL, NULL, 0},
+    {"ar_norm", 1, ar_norm_func, NULL, NULL, 0},           {"ar_dot", 2, ar_dot_func, NULL, NULL, DOT_PLAIN},
+    {"ar_cosine", 2, ar_dot_func, NULL, NULL, DOT_COSINE}, {"ar_allclose", 2, ar_allclose_func, NULL, NULL, 0},
+    {"ar_allclose", 3, ar_allclose_func, NULL, NULL, 0},   {"ar_allclose", 4, ar_allclose_func, NULL, NULL, 0},
+    {"ar_numel", 1, ar_numel_func, NULL, NULL, 0},
 };
 
 int sql_record_math_register(sqlite3 *db, char **pzErrMsg) {

@@ -3,7 +3,7 @@
 ** sql_recorddict.c — SQL functions over Flower RecordDicts (`rd` = a
 ** RecordDict protobuf BLOB, recorddict_to_proto(rd).SerializeToString()):
 **
-**   rd_len(rd)  rd_keys(rd)  rd_valid(rd)  rd_error(rd)
+**   rd_len(rd)  rd_keys(rd)  rd_valid(rd)  rd_error(rd)  rd_check(rd [, 'nonempty'])
 **   rd_array_record(rd [, name])  rd_metrics(rd [, name])  rd_config(rd [, name])
 **   rd_value(rd, name, key)
 **   rd(name, kind, value, ...)  rd_set(rd, name, kind, value)  rd_delete(rd, name, ...)
@@ -229,12 +229,13 @@ done:
   recorddict_clear(&rd);
 }
 
-/* rd_valid / rd_error: the structure and every item's record. */
+/* rd_valid / rd_error / rd_check: the structure and every item's record
+** (rd_check raises rd_error's message). */
 static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   recorddict_t rd;
   codec_err err;
-  int rc = CODEC_OK, i;
-  (void)argc;
+  int rc = CODEC_OK, i, nonempty;
+  if ((nonempty = sql_check_option(ctx, argc, argv, 1)) < 0) return;
   recorddict_init(&rd);
   if (sqlite3_value_type(argv[0]) == SQLITE_BLOB) {
     codec_span blob;
@@ -247,8 +248,8 @@ static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   } else {
     rc = sql_blob_type_problem(&err, argv[0], 0, "a record dict");
   }
+  sql_result_check_op(ctx, SQL_OP(ctx), rc, &err, nonempty, rd.n, "record dict");
   recorddict_clear(&rd);
-  sql_result_check(ctx, rc, &err, SQL_OP(ctx));
 }
 
 /* --- builders ----------------------------------------------------------------- */
@@ -470,8 +471,10 @@ static void rd_agg_final(sqlite3_context *ctx) {
 static const sql_function recorddict_functions[] = {
     {"rd_len", 1, rd_whole_func, NULL, NULL, RD_LEN},
     {"rd_keys", 1, rd_whole_func, NULL, NULL, RD_KEYS},
-    {"rd_valid", 1, rd_check_func, NULL, NULL, 0},
-    {"rd_error", 1, rd_check_func, NULL, NULL, 1},
+    {"rd_valid", 1, rd_check_func, NULL, NULL, SQL_CHECK_VALID},
+    {"rd_error", 1, rd_check_func, NULL, NULL, SQL_CHECK_ERROR},
+    {"rd_check", 1, rd_check_func, NULL, NULL, SQL_CHECK_RAISE},
+    {"rd_check", 2, rd_check_func, NULL, NULL, SQL_CHECK_RAISE},
     {"rd_array_record", 1, rd_record_func, NULL, NULL, RECORDDICT_ARRAY},
     {"rd_array_record", 2, rd_record_func, NULL, NULL, RECORDDICT_ARRAY},
     {"rd_metrics", 1, rd_record_func, NULL, NULL, RECORDDICT_METRIC},

@@ -199,6 +199,17 @@ int sql_npy_parse(const unsigned char *p, uint64_t n, npy_array *a, codec_err *e
   ** scalar (np.float32(1.5)) that the driver bound as its raw bytes. */
   if (record_looks_like(p, n))
     return codec_fail(err, CODEC_CORRUPT, "got a record, not a .npy file: take an array out with ar_get(rec, key)");
+  switch (codec_sniff(p, n)) {
+    case CODEC_SNIFF_NPZ:
+      return codec_fail(err, CODEC_CORRUPT,
+                        "got a .npz archive, not a .npy file: convert it with ar_from_npz(blob), then take an array "
+                        "out with ar_get(rec, key)");
+    case CODEC_SNIFF_SAFETENSORS:
+      return codec_fail(err, CODEC_CORRUPT,
+                        "got a safetensors file, not a .npy file: convert it with ar_from_safetensors(blob), then "
+                        "take an array out with ar_get(rec, key)");
+    default: break;
+  }
   if (n == 4 || n == 8)
     return codec_fail(err, CODEC_CORRUPT,
                       "got %s %d-byte BLOB, not a .npy file: a NumPy scalar bound as bytes? pass a number or "
@@ -327,6 +338,34 @@ void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int wa
     sqlite3_result_int(ctx, rc == CODEC_OK);
   else if (rc)
     sqlite3_result_text(ctx, err->msg, -1, SQLITE_TRANSIENT);
+}
+
+int sql_check_option(sqlite3_context *ctx, int argc, sqlite3_value **argv, int argi) {
+  const char *opt;
+  uint64_t n;
+  int rc;
+  if (argc <= argi) return 0;
+  if ((rc = sql_arg_text(ctx, argv[argi], argi, "'nonempty'", &opt, &n)) <= 0) return rc;
+  if (sqlite3_stricmp(opt, "nonempty") != 0) {
+    sql_error(ctx, "argument %d must be 'nonempty'", argi + 1);
+    return -1;
+  }
+  return 1;
+}
+
+void sql_result_check_op(sqlite3_context *ctx, int op, int rc, const codec_err *err, int nonempty, int items,
+                         const char *what) {
+  codec_err empty;
+  if (rc == CODEC_OK && nonempty && items == 0) {
+    rc = codec_fail(&empty, CODEC_CORRUPT, "the %s is empty (x'' holds no items)", what);
+    err = &empty;
+  }
+  if (op != SQL_CHECK_RAISE)
+    sql_result_check(ctx, rc, err, op == SQL_CHECK_ERROR);
+  else if (rc)
+    sql_codec_error(ctx, rc, err);
+  else
+    sqlite3_result_int(ctx, 1);
 }
 
 void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {

@@ -121,6 +121,17 @@ int sql_arg_dtype(sqlite3_context *ctx, sqlite3_value *v, int argi, dt_dtype *d)
 ** *_valid gives 1 or 0, *_error NULL or the message; running out of memory
 ** raises SQLITE_NOMEM instead (it says nothing about the value). */
 void sql_result_check(sqlite3_context *ctx, int rc, const codec_err *err, int want_error);
+/* What a *_valid / *_error / *_check function gives: a 0/1, the message, or
+** (SQL_CHECK_RAISE) 1 or the message raised as "fname: message". */
+enum { SQL_CHECK_VALID, SQL_CHECK_ERROR, SQL_CHECK_RAISE };
+/* The optional last argument of a *_check function (argument argi): only
+** 'nonempty', which also rejects a BLOB without items. 1 when it is there
+** and valid, 0 when absent, -1 after reporting an error. */
+int sql_check_option(sqlite3_context *ctx, int argc, sqlite3_value **argv, int argi);
+/* sql_result_check for any of the three ops; with nonempty, a check that
+** passed on `items` == 0 fails with "the <what> is empty ...". */
+void sql_result_check_op(sqlite3_context *ctx, int op, int rc, const codec_err *err, int nonempty, int items,
+                         const char *what);
 
 /* Results for one element: bool/int as INTEGER, uint64 above INT64_MAX and
 ** floats as REAL (NaN becomes NULL, as SQLite stores it), complex as the

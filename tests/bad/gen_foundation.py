@@ -61,6 +61,11 @@ def hdr(descr="'<f4'", fortran="False", shape="(2,)"):
 F4x2 = b"\x00\x00\x80\x3f\x00\x00\x00\x40"
 
 
+# A safetensors file holding one float32 tensor [1.0, 2.0].
+_ST_HEADER = b'{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
+SAFETENSORS = struct.pack("<Q", len(_ST_HEADER)) + _ST_HEADER + F4x2
+
+
 def gen_npy():
     g = "npy"
 
@@ -76,7 +81,14 @@ def gen_npy():
     p("magic_wrong_last_letter", b"\x93NUMPX\x01\x00" + npy(hdr())[8:], "not a .npy file (bad magic)")
     p("magic_lowercase", b"\x93numpy" + npy(hdr())[6:], "bad magic")
     p("magic_without_x93", b"NUMPY\x01\x00" + npy(hdr())[8:], "bad magic")
-    p("zip_file", b"PK\x03\x04\x14\x00\x00\x00\x08\x00", "bad magic")
+    p(
+        "zip_file",
+        b"PK\x03\x04\x14\x00\x00\x00\x08\x00",
+        "got a .npz archive, not a .npy file: convert it with ar_from_npz",
+    )
+    p("zip_empty", b"PK\x05\x06" + b"\x00" * 18, "got a .npz archive, not a .npy file")
+    p("safetensors_file", SAFETENSORS, "got a safetensors file, not a .npy file: convert it with ar_from_safetensors")
+    p("safetensors_header_too_long", b"\x40" + b"\x00" * 7 + b"{}", "bad magic")
     p("pickle", b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00", "bad magic")
     p("text", b"[1.0, 2.0]", "bad magic")
     p("record_blob", b"\x0a\x03\x0a\x01a", "got a record, not a .npy file")
@@ -443,8 +455,31 @@ def gen_records():
         "record has duplicate key 'a' (items 0 and 1)",
     )
     p("npy_file", npy(hdr()) + F4x2, "got a .npy file, not a record: wrap it with ar('key', npy)")
+    p(
+        "npz_file",
+        b"PK\x03\x04\x14\x00\x00\x00\x08\x00",
+        "got a .npz archive, not a record: convert it with ar_from_npz(blob)",
+    )
+    p("npz_empty", b"PK\x05\x06" + b"\x00" * 18, "got a .npz archive, not a record")
+    p(
+        "safetensors_file",
+        SAFETENSORS,
+        "got a safetensors file, not a record: convert it with ar_from_safetensors(blob)",
+    )
     p("text", b"hello, world", "record blob")
     p("zeros", b"\x00" * 16, "record blob has an invalid field number at byte 0")
+
+
+NOT_NUMERIC = {
+    "numpy_data_object",
+    "numpy_data_structured",
+    "numpy_data_version_9",
+    "raw_dtype_unknown",
+    "raw_dtype_empty",
+    "raw_dtype_unicode",
+    "raw_dtype_object",
+    "raw_no_value",
+}
 
 
 def gen_record_items():
@@ -453,6 +488,11 @@ def gen_record_items():
 
     def p(name, arr, want, before=b""):
         put(g, "record_item", name + ".pb", before + item("bad", arr), want)
+        # ar_compare gives an array it cannot read as numbers (no NumPy
+        # dtype, an unsupported .npy version) a row saying why; broken bytes
+        # are an error.
+        also = "record_item_not_numeric" if name in NOT_NUMERIC else "record_item_broken"
+        GROUPS.setdefault(also, []).append(("record_item/%s.pb" % name, want))
 
     p("numpy_data_not_npy", array(data=b"not a .npy"), "not a .npy file (bad magic) (item 0, key 'bad')")
     p("numpy_data_empty", array(data=b""), "empty blob is not a .npy file (item 0, key 'bad')")
@@ -743,7 +783,13 @@ read ar_rename SELECT ar_rename(?1, 'a', 'b')
 read ar_merge SELECT ar_merge(?1)
 read ar_merge SELECT ar_merge(x'', ?1)
 read ar_select SELECT ar_select(?1, '*')
+read ar_exclude SELECT ar_exclude(?1, '*')
+read ar_cast_like SELECT ar_cast_like(?1, x'')
+read ar_cast_like SELECT ar_cast_like(x'', ?1)
 read array_record SELECT * FROM array_record(?1)
+read ar_compare SELECT * FROM ar_compare(?1, x'')
+read ar_compare SELECT * FROM ar_compare(x'', ?1)
+read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)
 message SELECT ar_error(?1)
 """
@@ -762,14 +808,35 @@ HEADERS = {
 read ar_get SELECT ar_get(?1, 'bad')
 read ar_get SELECT npy_dtype(ar_get(?1, 'bad'))
 read ar_get SELECT ar_get(?1, key) FROM array_record(?1) WHERE key = 'bad'
+read ar_cast_like SELECT ar_cast_like(?1, ar('bad', npy_from_json('[1]')))
+read ar_cast_like SELECT ar_cast_like(ar('bad', npy_from_json('[1]')), ?1)
+read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)
 message SELECT ar_error(?1)
+""",
+    ),
+    "record_item_broken": (
+        "The record_item inputs whose array bytes are broken: ar_compare raises when it reads the array.",
+        "",
+        """\
+read ar_compare SELECT match FROM ar_compare(?1, x'') WHERE key = 'bad'
+read ar_compare SELECT norm_b FROM ar_compare(x'', ?1) WHERE key = 'bad'
+""",
+    ),
+    "record_item_not_numeric": (
+        "The record_item inputs whose array has no NumPy dtype: ar_compare gives a row saying why.",
+        "",
+        """\
+message SELECT match || ': ' || note FROM ar_compare(?1, x'') WHERE key = 'bad'
+message SELECT match || ': ' || note FROM ar_compare(?1, ?1) WHERE key = 'bad'
+message SELECT match || ': ' || note FROM ar_compare(x'', ?1) WHERE key = 'bad'
 """,
     ),
     "record_mismatch": (
         "Records whose Array dtype or shape disagree with the .npy header: only the validators look that deep.",
         "",
         """\
+read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)
 message SELECT ar_error(?1)
 """,

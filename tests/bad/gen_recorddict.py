@@ -4,7 +4,9 @@ RecordDict structure: every rd_* reader fails) and recorddict_item (an
 item's MetricRecord / ConfigRecord / ArrayRecord: the functions that read
 that record fail, rd_valid is 0). Run it from anywhere; commit the result."""
 
-from gen_foundation import ld, varint, write_group
+from gen_foundation import SAFETENSORS, F4x2, hdr, ld, npy, varint, write_group
+
+NPY_F4x2 = npy(hdr()) + F4x2
 
 
 def vi(field, v):
@@ -31,6 +33,18 @@ STRUCTURE = [
     ("no_record", ld(1, ld(1, b"m")), "record dict has an item without a record at byte 2 (item 0, key 'm')"),
     ("name_not_utf8", rditem(b"\xff", M, b""), "record dict has a name that is not valid UTF-8 at byte 2 (item 0)"),
     ("duplicate_name", rditem(b"a", M, b"") * 2, "record dict has duplicate name 'a' (items 0 and 1)"),
+    # other formats: the message names the converter
+    (
+        "npz_file",
+        b"PK\x03\x04\x14\x00\x00\x00\x08\x00",
+        "got a .npz archive, not a record dict: make a record with ar_from_npz(blob)",
+    ),
+    (
+        "safetensors_file",
+        SAFETENSORS,
+        "got a safetensors file, not a record dict: make a record with ar_from_safetensors",
+    ),
+    ("npy_file", NPY_F4x2, "got a .npy file, not a record dict: make a record with ar('key', npy)"),
     (
         "record_as_varint",
         ld(1, ld(1, b"m") + vi(M, 1)),
@@ -207,6 +221,7 @@ write_group(
         "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
         "read rd_delete SELECT rd_delete(?1, 'x')",
         "read record_dict SELECT * FROM record_dict(?1)",
+        "read rd_check SELECT rd_check(?1)",
         "false SELECT rd_valid(?1)",
         "message SELECT rd_error(?1)",
     ],
@@ -222,6 +237,7 @@ write_group(
         "read record_dict SELECT nitems FROM record_dict(?1)",
         "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
         "read rd_delete SELECT rd_delete(?1, 'x')",
+        "read rd_check SELECT rd_check(?1)",
         "false SELECT rd_valid(?1)",
         "message SELECT rd_error(?1)",
     ],

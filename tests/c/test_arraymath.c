@@ -212,6 +212,53 @@ TEST(arraymath_reduce_integers_exactly) {
   codec_free(scratch);
 }
 
+/* am_compare: its norms are am_reduce's bit for bit, its dot am_dot's, and
+** a Fortran array compared with the same values in C order differs nowhere. */
+TEST(arraymath_compare_one_pass) {
+  enum { N = 5 * 615 }; /* three blocks and a part */
+  int64_t shape[2] = {N / 5, 5}, c_shape[2];
+  float *x = codec_malloc(N * sizeof(float)), *xf = codec_malloc(N * sizeof(float));
+  double *y = codec_malloc(N * sizeof(double)), ref = 0;
+  unsigned char *scratch = am_scratch();
+  test_array a, b, f;
+  am_compare_result r;
+  am_dot_result d;
+  am_stats sa, sb;
+  codec_err err;
+  uint64_t state = 88172645463325252ull, i, k;
+  CHECK(x && xf && y && scratch);
+  for (i = 0; i < N; i++) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    x[i] = (float)((double)(state >> 11) / 9007199254740992.0 - 0.5);
+    y[i] = i % 7 ? (double)x[i] : (double)x[i] + 0.25;
+    ref = fmax(ref, fabs((double)x[i] - y[i]));
+  }
+  CHECK(make_array(&a, dt_native(DT_FLOAT32), 2, shape, 0, x, N * sizeof(float)));
+  CHECK(make_array(&b, dt_native(DT_FLOAT64), 2, shape, 0, y, N * sizeof(double)));
+  am_compare(&a.a, &b.a, &r, scratch);
+  am_reduce(&a.a, AM_SUMSQ, &sa, scratch);
+  am_reduce(&b.a, AM_SUMSQ, &sb, scratch);
+  CHECK(am_dot(&a.a, &b.a, 0, &d, scratch, &err) == CODEC_OK);
+  CHECK(r.sumsq_a == sa.sumsq && r.sumsq_b == sb.sumsq && r.dot == d.re);
+  CHECK(r.changed == (N + 6) / 7 && r.maxabs_diff == ref && !r.maxabs_nan && !r.is_complex);
+  CHECK(fabs(r.sum_diff + 0.25 * (double)r.changed) < 1e-9);
+  CHECK(fabs(r.sumsq_diff - 0.0625 * (double)r.changed) < 1e-9);
+  /* the same values stored in Fortran order */
+  c_shape[0] = shape[0], c_shape[1] = shape[1];
+  for (i = 0; i < (uint64_t)shape[0]; i++)
+    for (k = 0; k < (uint64_t)shape[1]; k++) xf[k * (uint64_t)shape[0] + i] = x[i * (uint64_t)shape[1] + k];
+  CHECK(make_array(&f, dt_native(DT_FLOAT32), 2, c_shape, 1, xf, N * sizeof(float)));
+  am_compare(&f.a, &a.a, &r, scratch);
+  CHECK(r.changed == 0 && r.sumsq_diff == 0 && r.maxabs_diff == 0 && r.sumsq_a == r.sumsq_b);
+  buf_free(&a.file);
+  buf_free(&b.file);
+  buf_free(&f.file);
+  codec_free(x);
+  codec_free(xf);
+  codec_free(y);
+  codec_free(scratch);
+}
+
 TEST(arraymath_results_as_record_items) {
   /* A computed array written as an item parses back as a valid record whose
   ** array is the .npy numpy.save would write. */

@@ -267,6 +267,15 @@ TEST(kernels_nonfinite_and_allclose) {
   }
 }
 
+TEST(kernels_count_ne_as_numpy) {
+  /* NaN differs from everything (itself too), inf equals inf, -0.0 equals 0.0 */
+  double a[6] = {1, NAN, INFINITY, -0.0, 2, NAN};
+  double b[6] = {1, NAN, INFINITY, 0.0, 3, 1};
+  CHECK(kn_count_ne(a, b, 6, 0) == 3);
+  CHECK(kn_count_ne(a, b, 0, 0) == 0);
+  CHECK(kn_count_ne(a, b, 3, 1) == 2); /* pairs (1,nan) (inf,-0) (2,nan): only the middle one is equal */
+}
+
 TEST(kernels_integer_arithmetic_wraps) {
   int64_t a[3] = {INT64_MAX, INT64_MIN, -5}, b[3] = {1, -1, 7}, o[3];
   unsigned char out8[3];

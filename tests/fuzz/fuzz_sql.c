@@ -173,6 +173,12 @@ static const char *const pipelines[] = {
     "SELECT npy_from_json(npy_to_json(?1), npy_descr(?1)), npy(npy_raw(?1), npy_descr(?1), npy_shape(?1))",
     "SELECT npy_item(?1, -1), npy_item(?1, 0), npy_to_json(npy_from_json(?1))",
     "SELECT ar_merge(?1, ar_from_list(?2)), ar(?2, ?1)",
+    /* a record against records made from it: same keys, other values or dtypes, a key gone */
+    "SELECT c.* FROM ar_compare(?1, ar_scale(?1, -0.5)) c",
+    "SELECT c.* FROM ar_compare(ar_cast(?1, 'float16', 'all'), ?1) c",
+    "SELECT c.* FROM ar_compare(?1, ar_delete(?1, (SELECT key FROM array_record(?1) LIMIT 1))) c",
+    ("SELECT ar_cast_like(?1, ar_cast(?1, 'float64', 'all')), ar_cast_like(ar_cast(?1, 'int16', 'all'), ?1),"
+     " ar_exclude(?1, a.key, '*.bias'), ar_check(?1, 'nonempty') FROM array_record(?1) a"),
 };
 
 /* --- the table part ---------------------------------------------------------- */
@@ -196,6 +202,10 @@ static const char *const table_pipelines[] = {
      " ar_mean(ar_clip_norm(rec, w), w) OVER (ORDER BY i ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t"),
     ("SELECT npy_to_json(ar_get(ar_mean(rec, w) OVER (ORDER BY i), (SELECT key FROM array_record(rec) LIMIT 1))),"
      " ar_json(ar_median(rec) OVER (ORDER BY i)) FROM t"),
+    /* every record against the next: the rows agree on keys often */
+    "SELECT x.i, c.* FROM t x JOIN t y ON y.i = x.i + 1, ar_compare(x.rec, y.rec) c",
+    "SELECT ar_cast_like(x.rec, y.rec), ar_cast_like(y.rec, x.rec) FROM t x JOIN t y ON y.i = x.i + 1",
+    "SELECT ar_cast_like(ar_mean(rec) OVER (ORDER BY i), rec) FROM t",
 };
 
 /* The argument expressions for aggregate `name` (nargs of them), and the
@@ -352,7 +362,18 @@ static void setup(void) {
     /* pragma_* tables are made on first use, so the plain list may lack them. */
     if (in_list(plain_mods, name) || strncmp(name, "pragma_", 7) == 0) continue;
     add_name(name);
-    snprintf(sql, sizeof(sql), "SELECT * FROM %s(?1)", name);
+    {
+      /* one placeholder per argument (hidden column): ar_compare has two */
+      sqlite3_stmt *xi;
+      int nargs = 1, len, i;
+      snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_xinfo('%s') WHERE hidden = 1", name);
+      FUZZ_CHECK(sqlite3_prepare_v2(db, sql, -1, &xi, NULL) == SQLITE_OK);
+      if (sqlite3_step(xi) == SQLITE_ROW && sqlite3_column_int(xi, 0) > 1) nargs = sqlite3_column_int(xi, 0);
+      sqlite3_finalize(xi);
+      len = snprintf(sql, sizeof(sql), "SELECT * FROM %s(?1", name);
+      for (i = 2; i <= nargs && i <= MAX_PARTS; i++) len += snprintf(sql + len, sizeof(sql) - (size_t)len, ", ?%d", i);
+      snprintf(sql + len, sizeof(sql) - (size_t)len, ")");
+    }
     add_stmt(sql);
   }
   sqlite3_finalize(st);

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** vtab_ar_compare.c — the table-valued function ar_compare(a, b): two
+** records side by side, one row per key, with how their arrays differ — a
+** client update against the global model, a round against the last.
+**
+**   CREATE TABLE ar_compare(position INTEGER, key TEXT, dtype TEXT,
+**     shape TEXT, numel INTEGER, b_position INTEGER, b_dtype TEXT,
+**     b_shape TEXT, b_numel INTEGER, match TEXT, note TEXT, norm_a REAL,
+**     norm_b REAL, dot REAL, cosine REAL, norm_diff REAL, max_abs_diff REAL,
+**     mean_diff REAL, rel_change REAL, changed INTEGER, nonfinite_a INTEGER,
+**     nonfinite_b INTEGER, arg_a HIDDEN, arg_b HIDDEN);
+**
+**   SELECT key, match, rel_change, cosine FROM ar_compare(:update, :global)
+**    WHERE match <> 'same' OR rel_change > 0.5;
+**
+** Rows: every key of a in a's order, then the keys only b has, in b's order.
+** match says how the pair stands:
+**   'same'         both have the key, same dtype and shape;
+**   'dtype'        same shape, other dtypes: compared by value;
+**   'shape'        shapes differ: only norm_a, norm_b and the counts of
+**                  nonfinite elements; the difference columns are NULL;
+**   'a_only'       b lacks the key: b's columns and the differences NULL;
+**   'b_only'       a lacks the key: a's columns and the differences NULL;
+**   'not_numeric'  either array has no NumPy dtype (a safetensors BF16
+**                  item, say): that side's numbers and the differences NULL.
+** note is NULL for 'same' and a sentence for the others. A record that does
+** not parse, or an array whose bytes are broken, is an error instead (as in
+** ar_stats): that is a bad record, not a difference.
+**
+** The numbers come from one pass over each pair (am_compare): elements as
+** doubles, differences a - b rounded to double, sums pairwise. dot, cosine
+** and mean_diff are NULL when either array is complex; cosine is NULL when
+** a norm is 0, rel_change (= norm_diff / norm_b) when norm_b is; NaN reads
+** as NULL, as everywhere. Both records' item tables are parsed once per
+** xFilter; the payloads are read only when a number of the row is, and then
+** once. The records' views stay valid during the scan for the reason given
+** in vtab_array_record.c.
+*/
+#include "sql/sql_math.h"
+#include "sql/sql_modules.h"
+SQLITE_EXTENSION_INIT3
+
+#include <math.h>
+#include <string.h>
+
+#include "codec/array.h"
+#include "codec/keyset.h"
+
+enum {
+  COL_POSITION,
+  COL_KEY,
+  COL_DTYPE,
+  COL_SHAPE,
+  COL_NUMEL,
+  COL_B_POSITION,
+  COL_B_DTYPE,
+  COL_B_SHAPE,
+  COL_B_NUMEL,
+  COL_MATCH,
+  COL_NOTE,
+  COL_NORM_A, /* the numbers: computed on first read */
+  COL_NORM_B,
+  COL_DOT,
+  COL_COSINE,
+  COL_NORM_DIFF,
+  COL_MAX_ABS_DIFF,
+  COL_MEAN_DIFF,
+  COL_REL_CHANGE,
+  COL_CHANGED,
+  COL_NONFINITE_A,
+  COL_NONFINITE_B,
+  COL_ARG_A, /* hidden arguments */
+  COL_ARG_B
+};
+
+static const char ar_compare_schema[] =
+    "CREATE TABLE x(position INTEGER, key TEXT, dtype TEXT, shape TEXT, numel INTEGER, b_position INTEGER,"
+    " b_dtype TEXT, b_shape TEXT, b_numel INTEGER, match TEXT, note TEXT, norm_a REAL, norm_b REAL, dot REAL,"
+    " cosine REAL, norm_diff REAL, max_abs_diff REAL, mean_diff REAL, rel_change REAL, changed INTEGER,"
+    " nonfinite_a INTEGER, nonfinite_b INTEGER, arg_a HIDDEN, arg_b HIDDEN)";
+
+enum { M_SAME, M_DTYPE, M_SHAPE, M_A_ONLY, M_B_ONLY, M_NOT_NUMERIC };
+static const char *const match_names[] = {"same", "dtype", "shape", "a_only", "b_only", "not_numeric"};
+
+/* One side of the current row. */
+typedef struct side {
+  const record_item *item; /* NULL when the record lacks the key */
+  int index;
+  int numeric; /* x holds the array */
+  npy_array x;
+  am_stats st;   /* its own reduction, when not compared with the other side */
+  codec_err why; /* why it is not numeric */
+} side;
+
+typedef struct compare_cursor {
+  sqlite3_vtab_cursor base;
+  record_t a, b;
+  codec_span arg_a, arg_b; /* the argument BLOBs, read back by the hidden columns */
+  int *map;                /* map[i]: the index in b of a's item i, or -1 */
+  int *b_only;             /* b's items that a lacks, in b's order */
+  int n_b_only;
+  int row;
+  int opened, computed; /* the row's arrays are open; its numbers are known */
+  side sa, sb;
+  int match;
+  char note[sizeof(((codec_err *)0)->msg) + 48];
+  am_compare_result cmp; /* when both sides are numeric with one shape */
+  unsigned char *scratch;
+} compare_cursor;
+
+static void compare_reset(compare_cursor *cur) {
+  record_clear(&cur->a);
+  record_clear(&cur->b);
+  codec_free(cur->map);
+  codec_free(cur->b_only);
+  cur->map = cur->b_only = NULL;
+  cur->n_b_only = cur->row = 0;
+  cur->opened = cur->computed = 0;
+}
+
+static int compare_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
+  int rc = sql_vtab_open(sizeof(compare_cursor), ppCursor);
+  (void)vtab;
+  if (rc == SQLITE_OK) {
+    record_init(&((compare_cursor *)*ppCursor)->a);
+    record_init(&((compare_cursor *)*ppCursor)->b);
+  }
+  return rc;
+}
+
+static int compare_close(sqlite3_vtab_cursor *base) {
+  compare_cursor *cur = (compare_cursor *)base;
+  compare_reset(cur);
+  codec_free(cur->scratch);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+/* Both hidden arguments by equality (idxNum bit 0 for a, bit 1 for b). */
+static int compare_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
+  int i, k, seen = 0, at[2] = {-1, -1}, used = 0;
+  (void)vtab;
+  for (i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    k = c->iColumn - COL_ARG_A;
+    if (k < 0 || k > 1 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    seen |= 1 << k;
+    if (c->usable) at[k] = i;
+  }
+  /* An argument that is there but not usable in this order: another plan. */
+  if (((seen & 1) && at[0] < 0) || ((seen & 2) && at[1] < 0)) return SQLITE_CONSTRAINT;
+  info->idxNum = 0;
+  for (k = 0; k < 2; k++) {
+    if (at[k] < 0) continue;
+    info->aConstraintUsage[at[k]].argvIndex = ++used;
+    info->aConstraintUsage[at[k]].omit = 1;
+    info->idxNum |= 1 << k;
+  }
+  info->estimatedCost = info->idxNum == 3 ? 10 : 1e12;
+  info->estimatedRows = 10;
+  return SQLITE_OK;
+}
+
+/* Argument argi: its BLOB (p NULL for a NULL argument), or an error. */
+static int compare_arg(sqlite3_vtab_cursor *base, sqlite3_value *v, int argi, codec_span *arg) {
+  codec_err err;
+  arg->p = NULL;
+  arg->n = 0;
+  if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
+  if (sqlite3_value_type(v) != SQLITE_BLOB) {
+    sql_blob_type_problem(&err, v, argi, "a record");
+    return sql_vtab_error(base, "ar_compare", CODEC_CORRUPT, &err);
+  }
+  return sql_blob_span(v, arg);
+}
+
+static int compare_parse(sqlite3_vtab_cursor *base, record_t *rec, codec_span arg, int argi) {
+  codec_err err;
+  int rc = record_parse(rec, arg.p, arg.n, &err);
+  if (rc == CODEC_OK) return SQLITE_OK;
+  rec->n = 0;
+  if (rc == CODEC_CORRUPT || rc == CODEC_UNSUPPORTED) {
+    char msg[sizeof(err.msg)];
+    memcpy(msg, err.msg, sizeof(msg));
+    codec_fail(&err, rc, "argument %d: %s", argi + 1, msg);
+  }
+  return sql_vtab_error(base, "ar_compare", rc, &err);
+}
+
+/* Pair the items by key: map for a's, b_only for the rest of b's. */
+static int compare_pair(compare_cursor *cur) {
+  keyset_t ks;
+  unsigned char *taken;
+  int i, rc = SQLITE_OK;
+  cur->map = codec_malloc((uint64_t)(cur->a.n ? cur->a.n : 1) * sizeof(int));
+  cur->b_only = codec_malloc((uint64_t)(cur->b.n ? cur->b.n : 1) * sizeof(int));
+  taken = codec_malloc((uint64_t)(cur->b.n ? cur->b.n : 1));
+  keyset_init(&ks);
+  if (!cur->map || !cur->b_only || !taken) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  memset(taken, 0, (size_t)(cur->b.n ? cur->b.n : 1));
+  for (i = 0; i < cur->a.n; i++) {
+    const record_item *it = &cur->a.items[i];
+    int j = -1;
+    if (i < cur->b.n && it->key.n == cur->b.items[i].key.n &&
+        memcmp(it->key.p, cur->b.items[i].key.p, (size_t)it->key.n) == 0) {
+      j = i; /* the usual case: the same keys in the same order */
+    } else {
+      if (!ks.cap) {
+        int k;
+        for (k = 0; k < cur->b.n; k++) {
+          if (keyset_put(&ks, cur->b.items[k].key.p, cur->b.items[k].key.n, k)) {
+            rc = SQLITE_NOMEM;
+            goto done;
+          }
+        }
+      }
+      j = keyset_get(&ks, it->key.p, it->key.n);
+    }
+    cur->map[i] = j;
+    if (j >= 0) taken[j] = 1;
+  }
+  for (i = 0; i < cur->b.n; i++)
+    if (!taken[i]) cur->b_only[cur->n_b_only++] = i;
+done:
+  keyset_free(&ks);
+  codec_free(taken);
+  return rc;
+}
+
+static int compare_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idxStr, int argc, sqlite3_value **argv) {
+  compare_cursor *cur = (compare_cursor *)base;
+  codec_err err;
+  int rc;
+  (void)idxStr;
+  compare_reset(cur);
+  cur->arg_a.p = cur->arg_b.p = NULL;
+  if (idxNum != 3 || argc != 2) {
+    codec_fail(&err, CODEC_CORRUPT, "missing argument (two record BLOBs: ar_compare(a, b))");
+    return sql_vtab_error(base, "ar_compare", CODEC_CORRUPT, &err);
+  }
+  if ((rc = compare_arg(base, argv[0], 0, &cur->arg_a)) != SQLITE_OK) return rc;
+  if ((rc = compare_arg(base, argv[1], 1, &cur->arg_b)) != SQLITE_OK) return rc;
+  if (!cur->arg_a.p || !cur->arg_b.p) return SQLITE_OK; /* NULL: no rows */
+  if ((rc = compare_parse(base, &cur->a, cur->arg_a, 0)) != SQLITE_OK) return rc;
+  if ((rc = compare_parse(base, &cur->b, cur->arg_b, 1)) != SQLITE_OK) {
+    cur->a.n = 0;
+    return rc;
+  }
+  if ((rc = compare_pair(cur)) != SQLITE_OK) {
+    cur->a.n = cur->b.n = cur->n_b_only = 0;
+    return rc;
+  }
+  return SQLITE_OK;
+}
+
+static int compare_next(sqlite3_vtab_cursor *base) {
+  compare_cursor *cur = (compare_cursor *)base;
+  cur->row++;
+  cur->opened = cur->computed = 0;
+  return SQLITE_OK;
+}
+
+static int compare_eof(sqlite3_vtab_cursor *base) {
+  compare_cursor *cur = (compare_cursor *)base;
+  return cur->row >= cur->a.n + cur->n_b_only;
+}
+
+static int compare_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid) {
+  *rowid = ((compare_cursor *)base)->row;
+  return SQLITE_OK;
+}
+
+/* The current row's items: index in a and in b, -1 for a missing side. */
+static void row_items(const compare_cursor *cur, int *ia, int *ib) {
+  if (cur->row < cur->a.n) {
+    *ia = cur->row;
+    *ib = cur->map[cur->row];
+  } else {
+    *ia = -1;
+    *ib = cur->b_only[cur->row - cur->a.n];
+  }
+}
+
+/* A column's error: "ar_compare: argument N: problem". */
+static int column_error(sqlite3_context *ctx, int rc, const codec_err *err, int argi) {
+  char *msg;
+  if (rc == CODEC_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+    return 0;
+  }
+  msg = sqlite3_mprintf("ar_compare: argument %d: %s", argi + 1, err->msg);
+  if (msg)
+    sqlite3_result_error(ctx, msg, -1);
+  else
+    sqlite3_result_error_nomem(ctx);
+  sqlite3_free(msg);
+  return 0;
+}
+
+/* Open one side's array: numeric, not numeric (no NumPy dtype), or an error. */
+static int open_side(sqlite3_context *ctx, const record_t *rec, int index, side *s, int argi) {
+  int rc;
+  memset(s, 0, sizeof(*s));
+  s->index = index;
+  if (index < 0) return 1;
+  s->item = &rec->items[index];
+  rc = array_open(s->item, index, &s->x, &s->why);
+  if (rc == CODEC_OK) {
+    s->numeric = 1;
+    return 1;
+  }
+  return rc == CODEC_UNSUPPORTED ? 1 : column_error(ctx, rc, &s->why, argi);
+}
+
+static int same_shape(const npy_array *x, const npy_array *y) {
+  return x->ndim == y->ndim && memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim) == 0;
+}
+
+/* Open the current row's arrays and say how they match. */
+static int compare_load(compare_cursor *cur, sqlite3_context *ctx) {
+  int ia, ib;
+  char na[DT_NAME_MAX], nb[DT_NAME_MAX], sa[64], sb[64];
+  if (cur->opened) return 1;
+  row_items(cur, &ia, &ib);
+  if (!open_side(ctx, &cur->a, ia, &cur->sa, 0) || !open_side(ctx, &cur->b, ib, &cur->sb, 1)) return 0;
+  cur->note[0] = 0;
+  if (ia < 0 || ib < 0) {
+    const side *there = ia < 0 ? &cur->sb : &cur->sa;
+    cur->match = ia < 0 ? M_B_ONLY : M_A_ONLY;
+    /* and why the side that is there has no numbers, if it has none */
+    sqlite3_snprintf(sizeof(cur->note), cur->note, "argument %d has no such key%s%s", ia < 0 ? 1 : 2,
+                     there->numeric ? "" : "; not numeric: ", there->numeric ? "" : there->why.msg);
+  } else if (!cur->sa.numeric || !cur->sb.numeric) {
+    cur->match = M_NOT_NUMERIC;
+    sqlite3_snprintf(sizeof(cur->note), cur->note, "argument %d: %s", cur->sa.numeric ? 2 : 1,
+                     cur->sa.numeric ? cur->sb.why.msg : cur->sa.why.msg);
+  } else if (!same_shape(&cur->sa.x, &cur->sb.x)) {
+    cur->match = M_SHAPE;
+    sqlite3_snprintf(sizeof(cur->note), cur->note, "shapes %s and %s differ",
+                     am_shape_str(sa, sizeof(sa), cur->sa.x.ndim, cur->sa.x.shape),
+                     am_shape_str(sb, sizeof(sb), cur->sb.x.ndim, cur->sb.x.shape));
+  } else {
+    dt_name(cur->sa.x.dtype, na);
+    dt_name(cur->sb.x.dtype, nb);
+    cur->match = strcmp(na, nb) == 0 ? M_SAME : M_DTYPE;
+    if (cur->match == M_DTYPE)
+      sqlite3_snprintf(sizeof(cur->note), cur->note, "dtypes %s and %s differ: compared by value", na, nb);
+  }
+  cur->opened = 1;
+  return 1;
+}
+
+/* The row's numbers: one pass over the pair, or each side on its own. */
+static int compare_compute(compare_cursor *cur, sqlite3_context *ctx) {
+  if (!compare_load(cur, ctx)) return 0;
+  if (cur->computed) return 1;
+  if (!cur->scratch && !(cur->scratch = sql_math_scratch(ctx))) return 0;
+  if (cur->match == M_SAME || cur->match == M_DTYPE) {
+    am_compare(&cur->sa.x, &cur->sb.x, &cur->cmp, cur->scratch);
+    cur->sa.st.sumsq = cur->cmp.sumsq_a;
+    cur->sb.st.sumsq = cur->cmp.sumsq_b;
+    cur->sa.st.nonfinite = cur->cmp.nonfinite_a;
+    cur->sb.st.nonfinite = cur->cmp.nonfinite_b;
+  } else {
+    if (cur->sa.numeric) am_reduce(&cur->sa.x, AM_SUMSQ | AM_NONFINITE, &cur->sa.st, cur->scratch);
+    if (cur->sb.numeric) am_reduce(&cur->sb.x, AM_SUMSQ | AM_NONFINITE, &cur->sb.st, cur->scratch);
+  }
+  cur->computed = 1;
+  return 1;
+}
+
+/* dtype, shape or numel of one side: the array's when it is numeric, the
+** Array message's otherwise (NULL for a missing side). */
+static void result_side(sqlite3_context *ctx, const side *s, int what) {
+  int64_t shape[RECORD_MAX_DIMS];
+  char name[DT_NAME_MAX];
+  uint64_t numel;
+  int ndim;
+  if (!s->item) return;
+  if (what == COL_DTYPE) {
+    if (s->numeric) {
+      dt_name(s->x.dtype, name);
+      sqlite3_result_text(ctx, name, -1, SQLITE_TRANSIENT);
+    } else {
+      sqlite3_result_text64(ctx, (const char *)s->item->dtype.p, s->item->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+    }
+    return;
+  }
+  if (s->numeric) {
+    if (what == COL_SHAPE)
+      sql_result_shape(ctx, s->x.ndim, s->x.shape);
+    else
+      sqlite3_result_int64(ctx, (sqlite3_int64)s->x.numel);
+    return;
+  }
+  ndim = record_item_shape(s->item, shape);
+  if (what == COL_SHAPE)
+    sql_result_shape(ctx, ndim, shape);
+  else if (npy_shape_numel(ndim, shape, &numel, NULL) == CODEC_OK && numel <= (uint64_t)INT64_MAX)
+    sqlite3_result_int64(ctx, (sqlite3_int64)numel);
+}
+
+static void result_nonzero_ratio(sqlite3_context *ctx, double num, double den) {
+  if (den != 0) sqlite3_result_double(ctx, num / den);
+}
+
+/* The numbers of the row: NULL where the row has none (see the header). */
+static void result_number(compare_cursor *cur, sqlite3_context *ctx, int col) {
+  const am_compare_result *c = &cur->cmp;
+  int paired = cur->match == M_SAME || cur->match == M_DTYPE;
+  double na = sqrt(cur->sa.st.sumsq), nb = sqrt(cur->sb.st.sumsq);
+  switch (col) {
+    case COL_NORM_A:
+      if (cur->sa.numeric) sqlite3_result_double(ctx, na);
+      return;
+    case COL_NORM_B:
+      if (cur->sb.numeric) sqlite3_result_double(ctx, nb);
+      return;
+    case COL_NONFINITE_A:
+      if (cur->sa.numeric) sqlite3_result_int64(ctx, (sqlite3_int64)cur->sa.st.nonfinite);
+      return;
+    case COL_NONFINITE_B:
+      if (cur->sb.numeric) sqlite3_result_int64(ctx, (sqlite3_int64)cur->sb.st.nonfinite);
+      return;
+    default: break;
+  }
+  if (!paired) return;
+  switch (col) {
+    case COL_DOT:
+      if (!c->is_complex) sqlite3_result_double(ctx, c->dot);
+      break;
+    case COL_COSINE:
+      if (!c->is_complex && na > 0 && nb > 0) sqlite3_result_double(ctx, c->dot / (na * nb));
+      break;
+    case COL_NORM_DIFF: sqlite3_result_double(ctx, sqrt(c->sumsq_diff)); break;
+    case COL_MAX_ABS_DIFF:
+      if (cur->sa.x.numel > 0 && !c->maxabs_nan) sqlite3_result_double(ctx, c->maxabs_diff);
+      break;
+    case COL_MEAN_DIFF:
+      if (!c->is_complex && cur->sa.x.numel > 0) sqlite3_result_double(ctx, c->sum_diff / (double)cur->sa.x.numel);
+      break;
+    case COL_REL_CHANGE: result_nonzero_ratio(ctx, sqrt(c->sumsq_diff), nb); break;
+    default: sqlite3_result_int64(ctx, (sqlite3_int64)c->changed); break; /* COL_CHANGED */
+  }
+}
+
+static int compare_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) {
+  compare_cursor *cur = (compare_cursor *)base;
+  int ia, ib;
+  row_items(cur, &ia, &ib);
+  switch (col) {
+    case COL_POSITION:
+      if (ia >= 0) sqlite3_result_int(ctx, ia);
+      return SQLITE_OK;
+    case COL_B_POSITION:
+      if (ib >= 0) sqlite3_result_int(ctx, ib);
+      return SQLITE_OK;
+    case COL_KEY: {
+      const record_item *it = ia >= 0 ? &cur->a.items[ia] : &cur->b.items[ib];
+      sqlite3_result_text64(ctx, (const char *)it->key.p, it->key.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      return SQLITE_OK;
+    }
+    case COL_ARG_A:
+    case COL_ARG_B: {
+      const codec_span *arg = col == COL_ARG_A ? &cur->arg_a : &cur->arg_b;
+      sqlite3_result_blob64(ctx, arg->p, arg->n, SQLITE_TRANSIENT);
+      return SQLITE_OK;
+    }
+    default: break;
+  }
+  if (col < COL_NORM_A) {
+    if (!compare_load(cur, ctx)) return SQLITE_OK;
+    switch (col) {
+      case COL_DTYPE:
+      case COL_SHAPE:
+      case COL_NUMEL: result_side(ctx, &cur->sa, col); break;
+      case COL_B_DTYPE: result_side(ctx, &cur->sb, COL_DTYPE); break;
+      case COL_B_SHAPE: result_side(ctx, &cur->sb, COL_SHAPE); break;
+      case COL_B_NUMEL: result_side(ctx, &cur->sb, COL_NUMEL); break;
+      case COL_MATCH: sqlite3_result_text(ctx, match_names[cur->match], -1, SQLITE_STATIC); break;
+      default:
+        if (cur->note[0]) sqlite3_result_text(ctx, cur->note, -1, SQLITE_TRANSIENT);
+        break;
+    }
+    return SQLITE_OK;
+  }
+  if (compare_compute(cur, ctx)) result_number(cur, ctx, col);
+  return SQLITE_OK;
+}
+
+/* xCreate is NULL: an eponymous-only table-valued function. */
+static sqlite3_module ar_compare_module = {
+    .iVersion = 0,
+    .xConnect = sql_vtab_connect,
+    .xBestIndex = compare_best_index,
+    .xDisconnect = sql_vtab_disconnect,
+    .xOpen = compare_open,
+    .xClose = compare_close,
+    .xFilter = compare_filter,
+    .xNext = compare_next,
+    .xEof = compare_eof,
+    .xColumn = compare_column,
+    .xRowid = compare_rowid,
+};
+
+int vtab_ar_compare_register(sqlite3 *db, char **pzErrMsg) {
+  return sql_register_module(db, "ar_compare", &ar_compare_module, ar_compare_schema, pzErrMsg);
+}
