@@ -24,10 +24,10 @@
 --
 -- Ids: Flower's run and node ids are unsigned 64-bit; the SuperLink stores
 -- the signed 64-bit integer of the same bits, negative for ids >= 2^63.
--- run_id, node_id, src_node_id and dst_node_id here are Flower's ids as
--- `flwr ls` prints them: the integer when below 2^63, else its decimal text
--- ('13835058055282163719'); run_id_int64 is the stored integer, for joins
--- with the SuperLink's own tables.
+-- run_id, node_id, src_node_id, dst_node_id and series_id here are
+-- Flower's ids as `flwr ls` prints them: the integer when below 2^63, else
+-- its decimal text ('13835058055282163719'); run_id_int64 and node_id_int64
+-- are the stored integers, for joins with the SuperLink's own tables.
 --
 -- Nothing is written to the SuperLink's file: the views are TEMP, their ar_
 -- names stay clear of its tables, and the tables one schema lacks (context
@@ -42,12 +42,15 @@
 -- the file read-only with the URI above instead.
 --
 -- What the SuperLink keeps (Flower 1.42): an instruction's Message object
--- is deleted once its destination pulled it, and objects shared by several
--- instructions (the same arrays sent to every node) once every destination
--- pulled them; a reply's objects once the ServerApp pulled it; the
--- message_ins/message_res rows when the ServerApp is done with a round's
--- replies. After a run its messages and objects are gone; the run, task,
--- node, fab, series_runs and series_context rows remain.
+-- is deleted once its SuperNode pulled it, and the objects several
+-- instructions share (the same arrays sent to every node) once every
+-- destination pulled them; when the ServerApp pulls a reply, the reply's
+-- message_res row and its instruction's message_ins row are deleted, and
+-- the reply's objects once the ServerApp has them. After a run no message
+-- or object is left; the run, task, node, fab, series_runs and
+-- series_context rows remain. The state of the stored series Context is
+-- empty: the ServerApp process clears context.state before it pushes the
+-- Context back (flwr 1.42, "temporarily").
 
 ATTACH DATABASE ':memory:' AS ar_superlink;
 CREATE TABLE IF NOT EXISTS ar_superlink.context(run_id INTEGER, context BLOB);
@@ -93,7 +96,8 @@ GROUP BY t.message_id;
 -- Flower 1.42 keeps one Context per run series (series_id; NULL before).
 CREATE TEMP VIEW IF NOT EXISTS ar_run_state AS
 SELECT CASE WHEN run_id < 0 THEN printf('%u', run_id) ELSE run_id END AS run_id,
-       run_id AS run_id_int64, series_id, state
+       run_id AS run_id_int64,
+       CASE WHEN series_id < 0 THEN printf('%u', series_id) ELSE series_id END AS series_id, state
 FROM (SELECT run_id, NULL AS series_id, rd_from_context(context) AS state FROM context
       UNION ALL
       SELECT r.run_id, r.series_id, rd_from_context(c.context)
@@ -151,13 +155,17 @@ SELECT CASE WHEN r.run_id < 0 THEN printf('%u', r.run_id) ELSE r.run_id END AS r
             WHEN t.starting_at IS NOT NULL THEN 'starting'
             ELSE 'pending' END AS status,
        t.details, r.fab_id, r.fab_version, r.fab_hash, r.override_config, r.federation_id,
-       t.pending_at, t.starting_at, t.running_at, t.finished_at, r.series_id, r.bytes_sent, r.bytes_recv
+       t.pending_at, t.starting_at, t.running_at, t.finished_at,
+       CASE WHEN r.series_id < 0 THEN printf('%u', r.series_id) ELSE r.series_id END AS series_id,
+       r.bytes_sent, r.bytes_recv
 FROM run r LEFT JOIN task t ON t.task_id = r.primary_task_id;
 
 -- SuperNodes (Flower 1.42): status 'online', 'offline',
--- 'registered' or 'unregistered', and their times.
+-- 'registered' or 'unregistered', and their times (ISO text, NULL for none
+-- yet; online_until in Unix seconds).
 CREATE TEMP VIEW IF NOT EXISTS ar_nodes AS
 SELECT CASE WHEN node_id < 0 THEN printf('%u', node_id) ELSE node_id END AS node_id,
-       node_id AS node_id_int64, owner_name, status, registered_at, last_activated_at, last_deactivated_at,
-       unregistered_at, online_until, heartbeat_interval
+       node_id AS node_id_int64, owner_name, status, nullif(registered_at, '') AS registered_at,
+       nullif(last_activated_at, '') AS last_activated_at, nullif(last_deactivated_at, '') AS last_deactivated_at,
+       nullif(unregistered_at, '') AS unregistered_at, online_until, heartbeat_interval
 FROM node;

@@ -15,6 +15,7 @@ printed and saved to build/flower/superlink-schema.sql.
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -152,7 +153,9 @@ class Hold:
             try:
                 self.sar.load(con)
                 con.executescript(VIEWS)
-                replies = con.execute("SELECT count(*) FROM ar_messages WHERE direction = 'reply' AND content IS NOT NULL")
+                replies = con.execute(
+                    "SELECT count(*) FROM ar_messages WHERE direction = 'reply' AND content IS NOT NULL"
+                )
                 if not replies.fetchone()[0]:
                     return
             except sqlite3.Error:
@@ -221,7 +224,9 @@ def _check_held_round(sar, held, task, rounds, replayed):
     superlink = 1  # Flower's SUPERLINK_NODE_ID
     nodes = {n for (n,) in con.execute("SELECT node_id FROM ar_nodes")}
     assert ins0["direction"] == ins1["direction"] == "instruction" and res0["direction"] == "reply"
-    assert ins0["src_node_id"] == ins1["src_node_id"] == superlink and {ins0["dst_node_id"], ins1["dst_node_id"]} == nodes
+    assert (
+        ins0["src_node_id"] == ins1["src_node_id"] == superlink and {ins0["dst_node_id"], ins1["dst_node_id"]} == nodes
+    )
     # SuperNode 0 pulled its instruction (its Message object is gone; the
     # content it shares with SuperNode 1's stays) and replied to it
     assert ins0["delivered_at"] is not None and ins0["content"] is None, ins0
@@ -301,6 +306,11 @@ def _superlink_after_run(fed, sar, run_id):
     state = con.execute("SELECT run_id, series_id, state FROM ar_run_state").fetchall()
     assert state == [(runs[0][0], runs[0][3], b"")], state
     assert con.execute("SELECT count(*), min(status) FROM ar_nodes").fetchone() == (NODES, "online")
+    # node ids as the SuperLink logs them (unsigned)
+    with open(fed.logs["superlink"], errors="replace") as f:
+        logged = {int(m) for m in re.findall(r"Activated node_id=(\d+)", f.read())}
+    shown = {(n, n64) for n, n64 in con.execute("SELECT node_id, node_id_int64 FROM ar_nodes")}
+    assert {int(n) for n, _ in shown} == logged and all(n == _flower_id(n64) for n, n64 in shown), (shown, logged)
     con.close()
     return left
 
@@ -422,7 +432,9 @@ def test_fedavg_two_rounds():
             )
     print(f"ar_mean vs the federation's FedAvg: at most {worst} float32 ulps apart")
     _check_held_round(sar, held, task, rounds, replayed_round1)
-    print(f"held round 1 in flight for {held.seconds:.1f} s (SuperNode 1 frozen); after the run the SuperLink keeps {after}")
+    print(
+        f"held round 1 in flight for {held.seconds:.1f} s (SuperNode 1 frozen); after the run the SuperLink keeps {after}"
+    )
     assert result and result[0][0] == rounds[ROUNDS]
     train_metrics = json.loads(result[0][1])
     for r in range(1, ROUNDS + 1):
