@@ -9,7 +9,11 @@ updates (ar_mean(rec, num_examples)); that Flower's own float32 FedAvg
 arithmetic gives the federation's bytes exactly (the run is deterministic);
 that the updates the SuperLink held in its object store mid-run, read with
 sql/superlink.sql, are the replayed ones; and that the ServerApp and the
-ClientApps used this checkout's package. The SuperLink database's schema is
+ClientApps used this checkout's package. Round 1 is held in flight (the
+app's hold-file, SuperNode 1 frozen): sql/superlink.sql's views show
+exactly its instructions and the one reply in, with the contents the
+ServerApp sent and SuperNode 0 computed; after the run, what the SuperLink
+keeps (runs, nodes, the series Context). The SuperLink database's schema is
 printed and saved to build/flower/superlink-schema.sql.
 """
 
@@ -266,11 +270,11 @@ def _check_held_round(sar, held, task, rounds, replayed):
 
     # An error reply: the SuperLink keeps the Error in message_res.error.
     # One stored as Flower stores it reads back as its code and reason
-    # (a reason past 127 bytes takes a 2-byte length).
+    # (a reason past 127 bytes takes a 2-byte length, past 16383 a 3-byte one).
     from flwr.app import Error
     from flwr.common.serde import error_to_proto
 
-    for code, reason in [(3, "ClientApp raised"), (2, "Traceback (most recent call last) ☹ " * 20)]:
+    for code, reason in [(3, "ClientApp raised"), (2, "Traceback (most recent call last) ☹ " * 20), (-1, "é" * 9000)]:
         con.execute(
             "INSERT INTO message_res SELECT 'e' || message_id, group_id, run_id, dst_node_id, src_node_id, message_id,"
             " created_at, '', ttl, message_type, x'', ? FROM message_ins WHERE delivered_at = ''",
