@@ -9,12 +9,18 @@ updates (ar_mean(rec, num_examples)); that Flower's own float32 FedAvg
 arithmetic gives the federation's bytes exactly (the run is deterministic);
 that the updates the SuperLink held in its object store mid-run, read with
 sql/superlink.sql, are the replayed ones; and that the ServerApp and the
-ClientApps used this checkout's package. The SuperLink database's schema is
+ClientApps used this checkout's package. Round 1 is held in flight (the
+app's hold-file, SuperNode 1 frozen): sql/superlink.sql's views show
+exactly its instructions and the one reply in, with the contents the
+ServerApp sent and SuperNode 0 computed; after the run, what the SuperLink
+keeps (runs, nodes, the series Context). The SuperLink database's schema is
 printed and saved to build/flower/superlink-schema.sql.
 """
 
 import json
 import os
+import re
+import signal
 import sqlite3
 import sys
 import time
@@ -27,6 +33,8 @@ ROUNDS, NODES = 2, 2
 CONFIG = {"num-server-rounds": ROUNDS, "local-epochs": 2, "lr": 0.5, "seed": 2024}
 SQL_SUPERLINK = os.path.join(ROOT, "sql", "superlink.sql")
 SCHEMA_OUT = os.path.join(ROOT, "build", "flower", "superlink-schema.sql")
+with open(SQL_SUPERLINK) as _f:
+    VIEWS = _f.read()
 
 
 def _app():
@@ -78,8 +86,7 @@ class Watch:
         self.last = None
         self.mem = sqlite3.connect(":memory:")
         sar.load(self.mem)
-        with open(SQL_SUPERLINK) as f:
-            self.views = f.read()
+        self.mem.executescript(VIEWS)  # TEMP views and the attached stand-ins: a backup replaces main only
 
     def __call__(self):
         self.polls += 1
@@ -94,7 +101,6 @@ class Watch:
             self.last = now
             self.copies += 1
             self.src.backup(self.mem)
-            self.mem.executescript(self.views)  # TEMP views: the backup replaced main only
             rows = self.mem.execute(
                 "SELECT c.message_id, coalesce(i.message_type, r.message_type), CASE WHEN i.message_id IS NOT NULL THEN 'message_ins' ELSE 'message_res' END, c.content"
                 " FROM ar_message_contents c LEFT JOIN message_ins i USING (message_id) LEFT JOIN message_res r USING (message_id)"
@@ -110,6 +116,207 @@ class Watch:
         if self.src is not None:
             self.src.close()
         self.mem.close()
+
+
+class Hold:
+    """Holds round 1's train messages in flight (examples/flower_app's
+    hold-file): when the ServerApp is about to push them, freezes SuperNode 1
+    (SIGSTOP) so its instruction stays in the SuperLink; once the ServerApp
+    pushed them and waits to pull, and SuperNode 0's reply is complete in the
+    object store, copies state.db (SQLite's backup API), then lets both go
+    on. Called while the run goes on, as Watch is."""
+
+    def __init__(self, fed, sar):
+        self.fed, self.sar = fed, sar
+        self.path = os.path.join(fed.workdir, "hold")
+        self.snapshot = sar.connect()  # the copy of state.db, in memory
+        self.copied = False
+        self.frozen = None
+        self.done = False
+        self.seconds = None
+
+    def _at(self):
+        try:
+            with open(self.path + ".at") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def __call__(self):
+        if self.done:
+            return
+        at = self._at()
+        if at == "push" and self.frozen is None:
+            self.t0 = time.monotonic()
+            self.frozen = self.fed.procs["supernode1"].pid
+            os.kill(self.frozen, signal.SIGSTOP)
+            open(self.path + ".push", "w").close()
+        elif at == "pull":
+            # sql/superlink.sql on the live file, opened read-only
+            con = sqlite3.connect(f"file:{self.fed.state_db}?mode=ro", uri=True, timeout=1)
+            try:
+                self.sar.load(con)
+                con.executescript(VIEWS)
+                replies = con.execute(
+                    "SELECT count(*) FROM ar_messages WHERE direction = 'reply' AND content IS NOT NULL"
+                )
+                if not replies.fetchone()[0]:
+                    return
+            except sqlite3.Error:
+                return  # the SuperLink was mid-write: the next poll will do
+            finally:
+                con.close()
+            src = sqlite3.connect(f"file:{self.fed.state_db}?mode=ro", uri=True, timeout=5)
+            try:
+                src.backup(self.snapshot)
+            finally:
+                src.close()
+            self.copied = True
+            self.release()
+
+    def release(self):
+        if self.frozen is not None and not self.done:
+            os.kill(self.frozen, signal.SIGCONT)
+            self.seconds = time.monotonic() - self.t0
+        self.done = True
+        for stage in ("push", "pull"):
+            open(f"{self.path}.{stage}", "w").close()
+
+
+def _flower_id(i):
+    """A stored (signed) id as sql/superlink.sql shows Flower's id."""
+    return str(i + (1 << 64)) if i < 0 else i
+
+
+def _views(sar, path):
+    con = sar.connect(path)
+    con.executescript(VIEWS)
+    return con
+
+
+def _check_held_round(sar, held, task, rounds, replayed):
+    """The SuperLink held round 1 in flight: SuperNode 0 pulled its train
+    instruction and replied, the ServerApp had not pulled the reply yet, and
+    SuperNode 1 (frozen) had not pulled its instruction. ar_messages shows
+    exactly that, with the content the ServerApp sent and the one SuperNode 0
+    computed, byte for byte as Flower serializes them."""
+    from flwr.app import Array, ArrayRecord, ConfigRecord, MetricRecord, RecordDict
+    from flwr.common.serde import recorddict_to_proto
+
+    con = held.snapshot
+    con.executescript(VIEWS)
+    cur = con.execute(
+        "SELECT direction, message_id, run_id, run_id_int64, group_id, round, message_type, src_node_id, dst_node_id,"
+        " reply_to_message_id, created_at, delivered_at, error_code, error_reason, content"
+        " FROM ar_messages ORDER BY direction, delivered_at IS NULL"
+    )
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    raw = dict(con.execute("SELECT 'ins', count(*) FROM message_ins UNION ALL SELECT 'res', count(*) FROM message_res"))
+    assert raw == {"ins": 2, "res": 1} and len(rows) == 3, (raw, rows)
+    ins0, ins1, res0 = rows  # the instructions delivered first
+    run_ids = {m["run_id_int64"] for m in (ins0, ins1, res0)}
+    assert len(run_ids) == 1 and all(m["run_id"] == _flower_id(m["run_id_int64"]) for m in (ins0, ins1, res0))
+    for m in (ins0, ins1, res0):
+        assert (m["group_id"], m["round"], m["message_type"], m["error_code"], m["error_reason"]) == (
+            "",  # Flower 1.42's strategies set no group_id
+            None,
+            "train",
+            None,
+            None,
+        ), m
+    superlink = 1  # Flower's SUPERLINK_NODE_ID
+    nodes = {n for (n,) in con.execute("SELECT node_id FROM ar_nodes")}
+    assert ins0["direction"] == ins1["direction"] == "instruction" and res0["direction"] == "reply"
+    assert (
+        ins0["src_node_id"] == ins1["src_node_id"] == superlink and {ins0["dst_node_id"], ins1["dst_node_id"]} == nodes
+    )
+    # SuperNode 0 pulled its instruction (its Message object is gone; the
+    # content it shares with SuperNode 1's stays) and replied to it
+    assert ins0["delivered_at"] is not None and ins0["content"] is None, ins0
+    assert (res0["src_node_id"], res0["dst_node_id"], res0["reply_to_message_id"]) == (
+        ins0["dst_node_id"],
+        superlink,
+        ins0["message_id"],
+    ), (res0, ins0)
+    assert res0["delivered_at"] is None and res0["created_at"] >= ins0["created_at"]
+    # SuperNode 1 did not pull its instruction: all of it is there
+    assert ins1["delivered_at"] is None and ins1["reply_to_message_id"] is None
+    sent = RecordDict(
+        {
+            "arrays": ArrayRecord({k: Array(v) for k, v in task.init_model(CONFIG["seed"]).items()}),
+            "config": ConfigRecord({"lr": CONFIG["lr"], "server-round": 1}),
+        }
+    )
+    assert ins1["content"] == recorddict_to_proto(sent).SerializeToString()
+    assert con.execute("SELECT rd_array_record(?, 'arrays')", (ins1["content"],)).fetchone()[0] == rounds[0]
+    # SuperNode 0's reply is what partition 0 computes from the initial model
+    pid, _, n, arrays, loss = replayed[0]
+    assert pid == 0
+    computed = RecordDict(
+        {
+            "arrays": ArrayRecord({k: Array(v) for k, v in arrays.items()}),
+            "metrics": MetricRecord({"train-loss": loss, "num-examples": n}),
+        }
+    )
+    assert res0["content"] == recorddict_to_proto(computed).SerializeToString()
+    # ar_message_contents holds the same two, under the same run
+    assert sorted(con.execute("SELECT message_id, run_id, content FROM ar_message_contents")) == sorted(
+        [(m["message_id"], m["run_id"], m["content"]) for m in (ins1, res0)]
+    )
+    # the run was running, and its two SuperNodes online
+    assert con.execute("SELECT run_id, status FROM ar_runs").fetchall() == [(ins1["run_id"], "running")]
+    assert {s for (s,) in con.execute("SELECT status FROM ar_nodes")} == {"online"}
+
+    # An error reply: the SuperLink keeps the Error in message_res.error.
+    # One stored as Flower stores it reads back as its code and reason
+    # (a reason past 127 bytes takes a 2-byte length, past 16383 a 3-byte one).
+    from flwr.app import Error
+    from flwr.common.serde import error_to_proto
+
+    for code, reason in [(3, "ClientApp raised"), (2, "Traceback (most recent call last) ☹ " * 20), (-1, "é" * 9000)]:
+        con.execute(
+            "INSERT INTO message_res SELECT 'e' || message_id, group_id, run_id, dst_node_id, src_node_id, message_id,"
+            " created_at, '', ttl, message_type, x'', ? FROM message_ins WHERE delivered_at = ''",
+            (error_to_proto(Error(code=code, reason=reason)).SerializeToString(),),
+        )
+        got = con.execute(
+            "SELECT src_node_id, error_code, error_reason, content FROM ar_messages WHERE message_id = ?",
+            ("e" + ins1["message_id"],),
+        ).fetchall()
+        assert got == [(ins1["dst_node_id"], code, reason, None)], got
+        con.execute("DELETE FROM message_res WHERE message_id LIKE 'e%'")
+    con.close()
+
+
+def _superlink_after_run(fed, sar, run_id):
+    """What a finished run leaves in the SuperLink (read with
+    sql/superlink.sql): no message and no object; the run (finished:
+    completed), its task, the SuperNodes, the FAB and the run series with its
+    Context, whose state is empty (the ServerApp clears it before pushing the
+    Context). Returns the count of rows of each table left."""
+    con = _views(sar, fed.snapshot(os.path.join(fed.workdir, "after.db")))
+    tables = [t for (t,) in con.execute("SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name")]
+    left = {t: n for t in tables if (n := con.execute(f'SELECT count(*) FROM main."{t}"').fetchone()[0])}
+    for t in ("objects", "object_children", "run_objects", "message_ins", "message_res"):
+        assert t not in left, left
+    for t in ("run", "task", "node", "fab", "series_runs", "series_context"):
+        assert t in left, left
+    assert "context" not in tables  # Flower 1.42's schema
+    assert con.execute("SELECT count(*) FROM ar_messages").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM ar_message_contents").fetchone()[0] == 0
+    runs = con.execute("SELECT run_id, status, fab_id, series_id, finished_at IS NOT NULL FROM ar_runs").fetchall()
+    assert len(runs) == 1 and runs[0][:2] == (run_id if run_id < 1 << 63 else str(run_id), "finished:completed"), runs
+    state = con.execute("SELECT run_id, series_id, state FROM ar_run_state").fetchall()
+    assert state == [(runs[0][0], runs[0][3], b"")], state
+    assert con.execute("SELECT count(*), min(status) FROM ar_nodes").fetchone() == (NODES, "online")
+    # node ids as the SuperLink logs them (unsigned)
+    with open(fed.logs["superlink"], errors="replace") as f:
+        logged = {int(m) for m in re.findall(r"Activated node_id=(\d+)", f.read())}
+    shown = {(n, n64) for n, n64 in con.execute("SELECT node_id, node_id_int64 FROM ar_nodes")}
+    assert {int(n) for n, _ in shown} == logged and all(n == _flower_id(n64) for n, n64 in shown), (shown, logged)
+    con.close()
+    return left
 
 
 def _replay(task, start, server_round):
@@ -135,11 +342,20 @@ def test_fedavg_two_rounds():
     with Federation(APP, supernodes=NODES) as fed:
         db = os.path.join(fed.workdir, "run.db")
         watch = Watch(fed, sar)
+        held = Hold(fed, sar)
         try:
-            run = fed.run(dict(CONFIG, db=db), timeout=150, poll=watch, poll_interval=0.2)
+            run = fed.run(
+                dict(CONFIG, db=db, **{"hold-file": held.path}),
+                timeout=150,
+                poll=lambda: (watch(), held()),
+                poll_interval=0.2,
+            )
         finally:
             watch.close()
+            held.release()
         assert run.ok, f"{run!r}\n{run.log}{fed.tails()}"
+        assert held.copied, f"round 1 was never held in flight{fed.tails()}"
+        after = _superlink_after_run(fed, sar, run.run_id)
         schema = fed.schema()
         node_logs = "".join(open(fed.logs[f"supernode{i}"], errors="replace").read() for i in range(NODES))
         con = sar.connect(db)
@@ -188,6 +404,8 @@ def test_fedavg_two_rounds():
     replayed, losses, worst = {}, {}, 0  # record bytes -> arrays; (round, partition) -> (loss, n)
     for r in range(1, ROUNDS + 1):
         updates = _replay(task, sar.from_record(rounds[r - 1]), r)
+        if r == 1:
+            replayed_round1 = updates
         con.executemany("INSERT INTO updates VALUES (?, ?, ?, ?)", [(r, pid, rec, n) for pid, rec, n, _, _ in updates])
         for pid, rec, n, arrays, loss in updates:
             replayed[rec] = arrays
@@ -217,6 +435,10 @@ def test_fedavg_two_rounds():
                 u.max(),
             )
     print(f"ar_mean vs the federation's FedAvg: at most {worst} float32 ulps apart")
+    _check_held_round(sar, held, task, rounds, replayed_round1)
+    print(
+        f"held round 1 in flight for {held.seconds:.1f} s (SuperNode 1 frozen); after the run the SuperLink keeps {after}"
+    )
     assert result and result[0][0] == rounds[ROUNDS]
     train_metrics = json.loads(result[0][1])
     for r in range(1, ROUNDS + 1):

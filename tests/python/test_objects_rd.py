@@ -374,13 +374,27 @@ def test_superlink_views():
         schema = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         with open(os.path.join(ROOT, "sql", "superlink.sql")) as f:
             con.executescript(f.read())
-        got = {m: (r, c) for r, m, c in con.execute("SELECT run_id, message_id, content FROM ar_message_contents")}
+        got = {
+            m: (r, r64, c)
+            for r, r64, m, c in con.execute("SELECT run_id, run_id_int64, message_id, content FROM ar_message_contents")
+        }
         assert set(got) == set(want)
         for m, content in want.items():
-            assert got[m] == (run, content), m
+            # run_id as Flower prints it (text past 2^63), run_id_int64 as stored
+            assert got[m] == ("13835058055282163719", run, content), m
         # nothing was written to the SuperLink's file
         assert con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == schema
-        assert con.execute("SELECT run_id, state FROM ar_run_state").fetchall() == [
-            (run, objdata("serverapp.state.pb"))
+        assert con.execute("SELECT run_id, run_id_int64, series_id, state FROM ar_run_state").fetchall() == [
+            ("13835058055282163719", run, None, objdata("serverapp.state.pb"))
         ]
+        # the tables of the other schema read as empty; nothing else is there
+        for view in ("ar_messages", "ar_run_state WHERE series_id IS NOT NULL"):
+            assert con.execute(f"SELECT count(*) FROM {view}").fetchone()[0] == 0, view
+        try:
+            con.executescript(open(os.path.join(ROOT, "sql", "superlink.sql")).read())
+        except sqlite3.OperationalError as e:
+            assert "ar_superlink is already in use" in str(e), e
+        else:
+            raise AssertionError("reading sql/superlink.sql twice on one connection")
+        assert con.execute("SELECT count(*) FROM ar_message_contents").fetchone()[0] == len(want)
         con.close()

@@ -16,6 +16,7 @@ stores it in its own database, the signed 64-bit integer of the same bits
 
 import json
 import os
+import time
 from logging import INFO
 
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context
@@ -101,9 +102,51 @@ class RunLog:
             self.con.close()
 
 
+def hold(grid, path, server_round, timeout=120.0):
+    """Tests only: holds the train messages of server_round at two points,
+    before they are pushed and before their replies are pulled. At each the
+    ServerApp writes the stage ("push", "pull") to <path>.at and waits until
+    <path>.<stage> exists, so a test can look at the SuperLink meanwhile."""
+    push, pull = grid.push_messages, grid.pull_messages
+    held = set()
+    train_pushes = [0]  # Flower's strategies leave group_id empty: count the rounds
+
+    def wait(stage):
+        with open(path + ".at", "w") as f:
+            f.write(stage)
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(f"{path}.{stage}"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"hold-file: {path}.{stage} did not appear in {timeout:.0f} s")
+            time.sleep(0.05)
+
+    def push_messages(messages):
+        messages = list(messages)
+        if not any(m.metadata.message_type == "train" for m in messages):
+            return push(messages)
+        train_pushes[0] += 1
+        if train_pushes[0] != server_round:
+            return push(messages)
+        wait("push")
+        ids = list(push(messages))
+        held.update(ids)
+        return ids
+
+    def pull_messages(message_ids):
+        message_ids = list(message_ids)
+        if held and held.intersection(message_ids):
+            held.clear()
+            wait("pull")
+        return pull(message_ids)
+
+    grid.push_messages, grid.pull_messages = push_messages, pull_messages
+
+
 @app.main()
 def main(grid: Grid, context: Context) -> None:
     cfg = context.run_config
+    if str(cfg.get("hold-file", "")):
+        hold(grid, str(cfg["hold-file"]), int(cfg.get("hold-round", 1)))
     num_rounds = int(cfg["num-server-rounds"])
     runlog = RunLog(str(cfg["db"]), context.run_id)
     initial = ArrayRecord({k: Array(v) for k, v in task.init_model(int(cfg["seed"])).items()})
