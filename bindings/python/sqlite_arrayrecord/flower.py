@@ -18,7 +18,6 @@ flwr (sqlite_arrayrecord itself never imports it).
 import json
 import os
 import random
-import sqlite3
 import time
 from logging import INFO
 
@@ -338,9 +337,7 @@ class LoggingStrategy(Strategy):
     def _begin_round(self, rnd):
         if not self._con.in_transaction:
             self._con.execute("BEGIN IMMEDIATE")
-        self._con.execute(
-            "INSERT INTO rounds(run, round, started_at) VALUES (?, ?, ?)", (self._run, rnd, _now())
-        )
+        self._con.execute("INSERT INTO rounds(run, round, started_at) VALUES (?, ?, ?)", (self._run, rnd, _now()))
         self._round = {
             "round": rnd,
             "t0": time.perf_counter(),
@@ -364,9 +361,7 @@ class LoggingStrategy(Strategy):
         self._con.execute("INSERT INTO global_models VALUES (?, ?, ?)", (self._run, rnd, blob))
         del blob
         self._con.execute("DELETE FROM strategy_state WHERE run = ?", (self._run,))
-        self._con.execute(
-            "INSERT INTO strategy_state VALUES (?, ?, ?)", (self._run, rnd, _state_bytes(self.strategy))
-        )
+        self._con.execute("INSERT INTO strategy_state VALUES (?, ?, ?)", (self._run, rnd, _state_bytes(self.strategy)))
         result = _rd_bytes(RecordDict(r["result"]))
         r["timings"]["log"] = r["log"] + time.perf_counter() - t
         r["timings"]["round"] = time.perf_counter() - r["t0"]
@@ -547,9 +542,7 @@ class LoggingStrategy(Strategy):
 
     def _start(self, grid, initial_arrays, num_rounds, timeout, train_config, evaluate_config, evaluate_fn):
         con = self._con
-        row = con.execute(
-            "SELECT run, strategy, settings FROM runs WHERE name = ?", (self.run_name,)
-        ).fetchone()
+        row = con.execute("SELECT run, strategy, settings FROM runs WHERE name = ?", (self.run_name,)).fetchone()
         done = None
         if row is not None:
             if not self.resume:
@@ -643,7 +636,9 @@ class LoggingStrategy(Strategy):
 
         else:
             self._finish_round()
-        result = Strategy.start(self, grid, initial_arrays, num_rounds, timeout, train_config, evaluate_config, wrapped_fn)
+        result = Strategy.start(
+            self, grid, initial_arrays, num_rounds, timeout, train_config, evaluate_config, wrapped_fn
+        )
         con.execute("UPDATE runs SET finished_at = ? WHERE run = ?", (_now(), self._run))
         return result
 
