@@ -19,6 +19,7 @@ import json
 import os
 import random
 import time
+from datetime import datetime, timezone
 from logging import INFO
 
 import numpy as np
@@ -38,7 +39,9 @@ _SQL_DIRS = (os.path.join(_PKG_DIR, "sql"), os.path.join(_PKG_DIR, "..", "..", "
 
 
 class ResumeError(ValueError):
-    """A run that cannot be resumed exactly (or started under a name taken)."""
+    """A run that cannot be started or resumed as asked: its name taken, a
+    resumed run's class, settings or state not what it was, a database of
+    the earlier schema."""
 
 
 def _sql(name):
@@ -51,7 +54,8 @@ def _sql(name):
 
 
 def _now():
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    """UTC now as SQLite's strftime('%Y-%m-%dT%H:%M:%fZ') writes it."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _rd_bytes(rd):
@@ -363,12 +367,18 @@ class LoggingStrategy(Strategy):
 
     def _open(self):
         con = connect(self.db_path, isolation_level=None, detect_types=0)
+        try:
+            return self._prepare(con)
+        except BaseException:
+            con.close()
+            raise
+
+    def _prepare(self, con):
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
         con.execute("PRAGMA foreign_keys = ON")
         kind = con.execute("SELECT type FROM sqlite_master WHERE name = 'client_updates'").fetchone()
         if kind is not None and kind[0] != "view":
-            con.close()
             raise ResumeError(
                 f"LoggingStrategy: {self.db_path} has an older schema (client_updates is a table); "
                 "log into a new database"
