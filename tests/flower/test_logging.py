@@ -47,7 +47,7 @@ from flwr.serverapp.strategy import (
 from stub_grid import StubGrid, quiet_flower, server_identity
 
 import sqlite_arrayrecord as sar
-from sqlite_arrayrecord.flower import LoggingStrategy, ResumeError
+from sqlite_arrayrecord.flower import LoggingStrategy, ResumeError, read_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 APP = os.path.join(HERE, "logging_app.py")
@@ -273,6 +273,12 @@ def test_logged_metrics_are_the_results():
                 else:
                     assert key not in rd and col in (None, "{}"), (rnd, key)
         assert seen == 4 + 3 + 3, seen
+        same_result(read_result(db, "run"), result)
+        try:
+            read_result(db, "other")
+            raise AssertionError("read_result of a run not there")
+        except ValueError as e:
+            assert str(e) == f"read_result: no run 'other' in {db}", str(e)
         run = con.execute("SELECT flower_run_id, strategy, settings, config, num_rounds FROM runs").fetchone()
         assert run[:2] == (77, "flwr.serverapp.strategy.fedavg.FedAvg") and run[4] == 3, run
         assert json.loads(run[2])["fraction_evaluate"] == 0.5, run[2]

@@ -32,7 +32,7 @@ from flwr.serverapp.strategy import Result, Strategy
 
 from ._extension import connect
 
-__all__ = ["LoggingStrategy", "ResumeError"]
+__all__ = ["LoggingStrategy", "ResumeError", "read_result"]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _SQL_DIRS = (os.path.join(_PKG_DIR, "sql"), os.path.join(_PKG_DIR, "..", "..", "..", "sql"))
@@ -707,21 +707,40 @@ class LoggingStrategy(Strategy):
         return res
 
     def _result_from_db(self):
-        result = Result()
-        rows = self._con.execute(
-            "SELECT r.round, r.result, r.aggregated, g.rec FROM rounds r JOIN global_models g USING (run, round) "
-            "WHERE r.run = ? ORDER BY r.round",
-            (self._run,),
-        ).fetchall()
-        for rnd, blob, aggregated, rec in rows:
-            rd = _rd_from_bytes(blob)
-            if aggregated:
-                result.arrays = _ar_from_bytes(rec)
-            for name, target in (
-                ("train", result.train_metrics_clientapp),
-                ("evaluate", result.evaluate_metrics_clientapp),
-                ("server", result.evaluate_metrics_serverapp),
-            ):
-                if name in rd:
-                    target[rnd] = rd[name]
-        return result
+        return _result(self._con, self._run)
+
+
+def _result(con, run):
+    """The Result of a logged run, as Strategy.start returned it."""
+    result = Result()
+    rows = con.execute(
+        "SELECT r.round, r.result, r.aggregated, g.rec FROM rounds r JOIN global_models g USING (run, round) "
+        "WHERE r.run = ? AND r.finished_at IS NOT NULL ORDER BY r.round",
+        (run,),
+    ).fetchall()
+    for rnd, blob, aggregated, rec in rows:
+        rd = _rd_from_bytes(blob)
+        if aggregated:
+            result.arrays = _ar_from_bytes(rec)
+        for name, target in (
+            ("train", result.train_metrics_clientapp),
+            ("evaluate", result.evaluate_metrics_clientapp),
+            ("server", result.evaluate_metrics_serverapp),
+        ):
+            if name in rd:
+                target[rnd] = rd[name]
+    return result
+
+
+def read_result(db, run_name):
+    """The flwr Result of the run `run_name` logged in the database at `db`
+    (its complete rounds): what start() returned, equal value for value.
+    ValueError when the database has no such run."""
+    con = connect(os.fspath(db), detect_types=0)
+    try:
+        row = con.execute("SELECT run FROM runs WHERE name = ?", (run_name,)).fetchone()
+        if row is None:
+            raise ValueError(f"read_result: no run {run_name!r} in {os.fspath(db)}")
+        return _result(con, row[0])
+    finally:
+        con.close()
