@@ -210,6 +210,23 @@ def test_logged_bytes_are_flowers_serde():
             assert n == m > 0, (rnd, n, m)
 
 
+class CopyingFedAvg(FedAvg):
+    """Sends a copy of the global model, as QFedAvg does."""
+
+    def configure_train(self, server_round, arrays, config, grid):
+        return super().configure_train(server_round, arrays.copy(), config, grid)
+
+
+def test_a_copy_of_the_global_model_is_not_stored_again():
+    with tempfile.TemporaryDirectory() as tmp:
+        db, _, grid = logged_run(tmp, CopyingFedAvg(), 2)
+        con = connect(db)
+        rows = con.execute("SELECT global_arrays, length(content) FROM instructions").fetchall()
+        assert len(rows) == 2 * 8 and all(k == "arrays" and n < 200 for k, n in rows), rows
+        total = sum(len(m[4]) for m in grid.sent)
+        assert con.execute("SELECT sum(bytes_sent) FROM rounds").fetchone()[0] == total
+
+
 def test_global_models_are_the_sql_recipes_over_the_logged_replies():
     """FedAvg: rd_mean over the round's replies in arrival order is the
     logged global model byte for byte (and the round_fedavg view within
@@ -457,16 +474,25 @@ def test_resume_after_a_kill_is_bit_exact():
 
 def test_resume_in_process_restores_the_strategy_state():
     """3 rounds, then the same run resumed to 6 by a fresh strategy object:
-    FedAdam's m_t, v_t and current_arrays and FedAvgM's momentum equal the
-    uninterrupted run's, and so does the Result."""
+    FedAdam's m_t, v_t and current_arrays, FedAvgM's momentum and a DP
+    wrapper's (its current_arrays, the FedAdam it wraps, NumPy's generator
+    its noise comes from) equal the uninterrupted run's, and so does the
+    Result."""
+    makers = dict(logging_app.STRATEGIES)
+    makers["DP(FedAdam)"] = lambda: DifferentialPrivacyServerSideFixedClipping(
+        FedAdam(eta=0.05), noise_multiplier=0.5, clipping_norm=3.0, num_sampled_clients=4
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("FedAdam", "FedAvgM"):
+        for name in ("FedAdam", "FedAvgM", "DP(FedAdam)"):
             db, ref_db = os.path.join(tmp, name + ".db"), os.path.join(tmp, name + ".ref.db")
-            logging_app.main(db, name, name, 3)
-            s = logging_app.STRATEGIES[name]()
-            resumed, _ = logging_app.main(db, name, name, 6, resume=True, strategy=s)
-            r = logging_app.STRATEGIES[name]()
-            ref, _ = logging_app.main(ref_db, name, name, 6, strategy=r)
+            logging_app.main(db, name, None, 3, strategy=makers[name]())
+            s = makers[name]()
+            resumed, _ = logging_app.main(db, name, None, 6, resume=True, strategy=s)
+            r = makers[name]()
+            ref, _ = logging_app.main(ref_db, name, None, 6, strategy=r)
+            if name.startswith("DP"):
+                same_arrays(s.current_arrays, r.current_arrays)
+                s, r = s.strategy, r.strategy
             same_result(resumed, ref)
             for attr in ("m_t", "v_t", "current_arrays", "momentum_vector"):
                 x, y = getattr(s, attr, None), getattr(r, attr, None)

@@ -456,6 +456,10 @@ class LoggingStrategy(Strategy):
             key = id(content)
             if key not in cache:
                 global_key = next((k for k, v in content.items() if v is arrays), None)
+                if global_key is None:  # a copy of the model (QFedAvg sends arrays.copy())
+                    global_key = next(
+                        (k for k, v in content.items() if isinstance(v, ArrayRecord) and v == arrays), None
+                    )
                 if global_key is None:
                     blob = _rd_bytes(content)
                     size = len(blob)
