@@ -1,8 +1,9 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- sql/schema.sql — a federated-learning experiment-tracking database.
 --
--- Load the extension first (CHECK constraints call ar_valid, so writes need
--- it; reads do not):
+-- Load the extension first (CHECK constraints call ar_valid and rd_valid,
+-- and client_updates is a view over replies that reads their RecordDicts,
+-- so writes and client_updates need it; the tables read without it):
 --   .load ./build/arrayrecord
 --   .read sql/schema.sql
 --
@@ -10,6 +11,21 @@
 -- array_record_to_proto(record).SerializeToString()), one per row. A row
 -- holds one whole model; SQLite caps a BLOB at 1 GB by default (see README,
 -- "Running at scale", for bigger models).
+--
+-- Array bytes are stored once. A reply of a client is one row of replies
+-- holding the reply's whole content as a RecordDict BLOB (the bytes of
+-- Flower's recorddict_to_proto(content).SerializeToString()), or its error;
+-- client_updates is a view over the train replies (rec =
+-- rd_array_record(content), num_examples and metrics from its MetricRecord),
+-- and an INSTEAD OF INSERT trigger turns a client_updates row into a reply
+-- whose content rd() builds ('arrays': rec, 'metrics': metrics plus
+-- num-examples), so writers of (run, round, client, num_examples, metrics,
+-- rec) rows keep working. The global model each instruction carried is not
+-- stored again with it: instructions.content leaves it out and
+-- instructions.global_arrays names the key it was sent under.
+-- sqlite_arrayrecord.flower.LoggingStrategy fills every table (see
+-- docs/flower-logging.md); the columns after the first ones of runs and
+-- rounds are its, NULL for other writers.
 
 PRAGMA foreign_keys = ON;
 
@@ -18,8 +34,14 @@ CREATE TABLE IF NOT EXISTS runs (
   run        INTEGER PRIMARY KEY,
   name       TEXT NOT NULL UNIQUE,
   started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  config     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config)),  -- strategy, lr, epochs, ...
-  notes      TEXT
+  config     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config)),  -- strategy, lr, epochs, ... (Flower: the run config)
+  notes      TEXT,
+  flower_run_id INTEGER,                                 -- Flower's Context.run_id
+  strategy      TEXT,                                    -- the wrapped strategy's class, module.Class
+  settings      TEXT CHECK (settings IS NULL OR json_valid(settings)),  -- its attributes, as JSON
+  num_rounds    INTEGER,                                 -- the run's total (num_rounds of start)
+  options       TEXT CHECK (options IS NULL OR json_valid(options)),    -- what the logger keeps
+  finished_at   TEXT                                     -- set when start() returns
 );
 
 -- The clients (Flower nodes or data partitions) that ever took part.
@@ -34,21 +56,94 @@ CREATE TABLE IF NOT EXISTS rounds (
   round       INTEGER NOT NULL CHECK (round >= 0),
   started_at  TEXT,
   finished_at TEXT,
-  metrics     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metrics)),
+  metrics     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metrics)),  -- server side (Flower: evaluate_fn's)
+  train_metrics    TEXT CHECK (train_metrics IS NULL OR json_valid(train_metrics)),       -- aggregate_train's
+  evaluate_metrics TEXT CHECK (evaluate_metrics IS NULL OR json_valid(evaluate_metrics)), -- aggregate_evaluate's
+  result      BLOB CHECK (result IS NULL OR rd_valid(result)),  -- RecordDict of the MetricRecords 'train', 'evaluate', 'server' returned
+  aggregated  INTEGER,                                  -- 1 when aggregate_train returned arrays
+  replies     INTEGER,                                  -- replies received (train + evaluate), errors included
+  errors      INTEGER,                                  -- of which error replies
+  bytes_sent     INTEGER,                               -- serde bytes of the instructions' contents, one per node
+  bytes_received INTEGER,                               -- serde bytes of the replies' contents (NULL: not kept)
+  timings     TEXT CHECK (timings IS NULL OR json_valid(timings)),  -- seconds per step, as JSON
   PRIMARY KEY (run, round)
+);
+
+-- Every reply of a round, in the order it arrived (pos: its position in
+-- the list the strategy aggregated): the replying client, Flower's node
+-- and message ids, and its content RecordDict, or its error.
+CREATE TABLE IF NOT EXISTS replies (
+  run          INTEGER NOT NULL,
+  round        INTEGER NOT NULL,
+  phase        TEXT    NOT NULL DEFAULT 'train' CHECK (phase IN ('train', 'evaluate')),
+  pos          INTEGER NOT NULL CHECK (pos >= 0),
+  client       TEXT    NOT NULL REFERENCES clients(client),  -- Flower: the node id as text
+  node_id      INTEGER,
+  message_id   TEXT,
+  reply_to     TEXT,                                          -- the instruction's message id
+  content      BLOB CHECK (content IS NULL OR rd_valid(content)),
+  error_code   INTEGER,
+  error_reason TEXT,
+  CHECK ((content IS NULL) <> (error_code IS NULL)),
+  PRIMARY KEY (run, round, phase, pos),
+  UNIQUE (run, round, phase, client),
+  FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
 
 -- What each client sent back in a round: its model (or model update) as a
 -- Flower ArrayRecord, the number of examples it trained on (the FedAvg
--- weight) and its metrics.
-CREATE TABLE IF NOT EXISTS client_updates (
-  run          INTEGER NOT NULL,
-  round        INTEGER NOT NULL,
-  client       TEXT    NOT NULL REFERENCES clients(client),
-  num_examples INTEGER NOT NULL CHECK (num_examples >= 0),
-  metrics      TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(metrics)),
-  rec          BLOB    NOT NULL CHECK (ar_valid(rec)),
-  PRIMARY KEY (run, round, client),
+-- weight) and its other metrics — read from the train replies' contents
+-- (one ArrayRecord and one MetricRecord each, as Flower's FedAvg requires).
+CREATE VIEW IF NOT EXISTS client_updates AS
+SELECT run, round, client,
+       json_extract(rd_metrics(content), '$."num-examples"') AS num_examples,
+       json_remove(rd_metrics(content), '$."num-examples"') AS metrics,
+       rd_array_record(content) AS rec,
+       pos, node_id
+FROM replies
+WHERE phase = 'train' AND content IS NOT NULL;
+
+CREATE TRIGGER IF NOT EXISTS client_updates_insert INSTEAD OF INSERT ON client_updates
+BEGIN
+  SELECT RAISE(ABORT, 'client_updates: num_examples must be an integer >= 0')
+  WHERE typeof(NEW.num_examples) <> 'integer' OR NEW.num_examples < 0;
+  SELECT RAISE(ABORT, 'client_updates: metrics must be a JSON object')
+  WHERE NEW.metrics IS NOT NULL AND json_type(NEW.metrics) IS NOT 'object';
+  INSERT INTO replies(run, round, phase, pos, client, content)
+  VALUES (NEW.run, NEW.round, 'train',
+          (SELECT coalesce(max(pos) + 1, 0) FROM replies
+           WHERE run = NEW.run AND round = NEW.round AND phase = 'train'),
+          NEW.client,
+          rd('arrays', 'array', NEW.rec, 'metrics', 'metric',
+             json_set(coalesce(NEW.metrics, '{}'), '$."num-examples"', NEW.num_examples)));
+END;
+
+-- The instructions a round sent (pos: the order configure_train /
+-- configure_evaluate returned them), each content RecordDict without the
+-- global model: global_arrays is the key it went under (NULL when the
+-- instruction carried no global model), the model being global_models at
+-- round - 1 for train instructions and at round for evaluate ones.
+CREATE TABLE IF NOT EXISTS instructions (
+  run           INTEGER NOT NULL,
+  round         INTEGER NOT NULL,
+  phase         TEXT    NOT NULL CHECK (phase IN ('train', 'evaluate')),
+  pos           INTEGER NOT NULL CHECK (pos >= 0),
+  node_id       INTEGER NOT NULL,
+  message_id    TEXT,
+  content       BLOB    NOT NULL CHECK (rd_valid(content)),
+  global_arrays TEXT,
+  PRIMARY KEY (run, round, phase, pos),
+  FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
+);
+
+-- The wrapped strategy's state after a round (its arrays as ArrayRecords,
+-- its other attributes in ConfigRecords; see docs/flower-logging.md), what
+-- a resumed run restores. The logger keeps the last round's only.
+CREATE TABLE IF NOT EXISTS strategy_state (
+  run   INTEGER NOT NULL,
+  round INTEGER NOT NULL,
+  state BLOB    NOT NULL CHECK (rd_valid(state)),
+  PRIMARY KEY (run, round),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
 
@@ -63,7 +158,7 @@ CREATE TABLE IF NOT EXISTS global_models (
 
 -- The common questions: one client across rounds, a round's updates
 -- (the primary key covers run, round), a run's global models in order.
-CREATE INDEX IF NOT EXISTS client_updates_by_client ON client_updates(client, run, round);
+CREATE INDEX IF NOT EXISTS client_updates_by_client ON replies(client, run, round);
 CREATE INDEX IF NOT EXISTS rounds_by_start ON rounds(run, started_at);
 
 -- GROUP BY over model BLOBs: without an index on the grouped columns SQLite
@@ -71,4 +166,4 @@ CREATE INDEX IF NOT EXISTS rounds_by_start ON rounds(run, started_at);
 -- (seconds per query on a large table). round_fedavg (sql/views.sql) groups
 -- on (run, round), which the primary key's index serves; this one serves
 -- GROUP BY round, the usual question over a single-run database.
-CREATE INDEX IF NOT EXISTS client_updates_by_round ON client_updates(round, run);
+CREATE INDEX IF NOT EXISTS client_updates_by_round ON replies(round, run);

@@ -23,7 +23,8 @@ from setuptools.command.sdist import sdist
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLED = os.path.join(HERE, "csrc")
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-SOURCE_PARTS = ("src", "include", "VERSION", "LICENSE")
+SOURCE_PARTS = ("src", "include", "sql", "VERSION", "LICENSE")
+SQL_FILES = ("schema.sql", "views.sql")  # shipped in the package: sqlite_arrayrecord.flower creates databases with them
 
 
 def source_root():
@@ -81,7 +82,8 @@ def compile_library(out, tmp):
 
 
 class BuildPy(build_py):
-    """The Python files, plus the compiled extension next to them."""
+    """The Python files, plus the compiled extension next to them and the
+    SQL schema (sql/schema.sql, sql/views.sql) in sqlite_arrayrecord/sql/."""
 
     def run(self):
         super().run()
@@ -90,6 +92,10 @@ class BuildPy(build_py):
             # where loadable_path() finds build/arrayrecord.so from `make`:
             # a copy compiled here would go stale as the C sources change.
             return
+        sql_dir = os.path.join(self.build_lib, "sqlite_arrayrecord", "sql")
+        os.makedirs(sql_dir, exist_ok=True)
+        for name in SQL_FILES:
+            shutil.copy2(os.path.join(source_root(), "sql", name), os.path.join(sql_dir, name))
         build = self.get_finalized_command("build")
         compile_library(
             os.path.join(self.build_lib, "sqlite_arrayrecord", "arrayrecord.so"),

@@ -5,8 +5,10 @@ bindings/python/README.md run against flwr 1.42 and do what the text says.
 A block may use names it does not define (a ServerApp's grid, say) if a
 comment line of the block names each of them: the test provides them from a
 small prelude (PRELUDE below: a StubGrid standing for the Grid Flower passes
-to a ServerApp's main, the round's instructions built by Flower's own
-FedAvg.configure_train, the round number and a database). A name neither
+to a ServerApp's main, the Context it passes (run_config["db"] a database
+path), a model's ArrayRecord, the round's instructions built by Flower's own
+FedAvg.configure_train,
+the round number and a database). A name neither
 defined, nor in the prelude, nor named in a comment fails the test.
 
 Each block is matched by one check of CHECKS (by a call it makes), which
@@ -27,7 +29,7 @@ import traceback
 
 import numpy as np
 from arlib import ROOT
-from flwr.app import Array, ArrayRecord, ConfigRecord, Error, MetricRecord, RecordDict
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Error, MetricRecord, RecordDict
 from flwr.common.constant import SUPERLINK_NODE_ID, ErrorCode
 from flwr.common.serde import recorddict_from_proto
 from flwr.proto.recorddict_pb2 import RecordDict as RecordDictProto
@@ -94,15 +96,24 @@ def make_prelude(tmp):
     arrays = ArrayRecord({k: Array(rng.standard_normal(s).astype(np.float32)) for k, s in zip(KEYS, ((3, 4), (3,)))})
     with server_identity(grid):
         messages = FedAvg().configure_train(SERVER_ROUND, arrays, ConfigRecord({"lr": 0.1}), grid)
+    context = Context(
+        run_id=7,
+        node_id=SUPERLINK_NODE_ID,
+        node_config={},
+        state=RecordDict(),
+        run_config={"db": os.path.join(tmp, "flower.db")},
+    )
     return {
         "grid": grid,
+        "context": context,
+        "arrays": arrays,
         "messages": messages,
         "server_round": SERVER_ROUND,
         "db": sar.connect(os.path.join(tmp, "runs.db")),
     }
 
 
-PRELUDE = ("grid", "messages", "server_round", "db")
+PRELUDE = ("grid", "context", "arrays", "messages", "server_round", "db")
 
 
 # ---- the checks, one per snippet
@@ -203,9 +214,49 @@ def compare_fedavg(ours, theirs, replies, what):
     return worst
 
 
+def check_logging_strategy(ns, prelude):
+    """The block logged a whole run into context.run_config["db"]: one run
+    with Flower's run id, the wrapped strategy's class and the run config;
+    rounds 0..num_rounds complete; node 103's error replies logged with
+    their reason, the others' contents decoding to what the nodes sent; the
+    Result the block got equals the logged one (final global model, train
+    and server-side metrics)."""
+    db, result = prelude["context"].run_config["db"], ns["result"]
+    con = sar.connect(db, detect_types=0)
+    try:
+        ((run, flower_run, strategy, config, num_rounds),) = con.execute(
+            "SELECT run, flower_run_id, strategy, config, num_rounds FROM runs"
+        ).fetchall()
+        assert flower_run == 7 and strategy.startswith("flwr.serverapp.strategy.") and json.loads(config) == {"db": db}
+        rounds = [r for (r,) in con.execute("SELECT round FROM rounds WHERE finished_at IS NOT NULL ORDER BY round")]
+        assert rounds == list(range(num_rounds + 1)) and num_rounds >= 1, rounds
+        errors = con.execute(
+            "SELECT DISTINCT node_id, error_reason FROM replies WHERE error_code IS NOT NULL"
+        ).fetchall()
+        assert errors == [(103, "node 103: out of memory")], errors
+        delivered = {(m.metadata.message_id): m for m in prelude["grid"].delivered}
+        n = 0
+        for mid, content in con.execute("SELECT message_id, content FROM replies WHERE content IS NOT NULL"):
+            assert recorddict_from_proto(RecordDictProto.FromString(content)) == delivered[mid].content, mid
+            n += 1
+        assert n == sum(m.has_content() for m in delivered.values()) > 0, n
+        (last,) = con.execute("SELECT rec FROM global_models WHERE round = ?", (num_rounds,)).fetchone()
+        logged = sar.from_record(last)
+        assert list(logged) == list(result.arrays)
+        for k, a in result.arrays.items():
+            assert logged[k].dtype == a.numpy().dtype and logged[k].tobytes() == a.numpy().tobytes(), k
+        for rnd, train, server in con.execute("SELECT round, train_metrics, metrics FROM rounds WHERE round > 0"):
+            assert json.loads(train) == dict(result.train_metrics_clientapp[rnd]), rnd
+            if result.evaluate_metrics_serverapp:
+                assert json.loads(server) == dict(result.evaluate_metrics_serverapp[rnd]), rnd
+    finally:
+        con.close()
+
+
 CHECKS = {
     "array_record_to_proto": check_arrayrecord_bytes,
     "send_and_receive": check_logged_replies,
+    "LoggingStrategy": check_logging_strategy,
 }
 
 
