@@ -258,6 +258,9 @@ class Reader:
     def varint(self, ctx):
         """The next varint; a truncated or overlong one is ctx's error."""
         at, v, blob = self.pos, 0, self.blob
+        if at < self.end and blob[at] < 0x80:  # one byte: most lengths and values
+            self.pos = at + 1
+            return blob[at]
         for shift in range(0, 70, 7):
             if self.pos >= self.end:
                 raise ctx.blob_error("truncated", self.end)
@@ -272,6 +275,11 @@ class Reader:
     def tag(self, ctx):
         """(field, wire type), as protobuf reads tags (pb_tag)."""
         start, tag, blob = self.pos, 0, self.blob
+        if start < self.end:
+            b = blob[start]
+            if 8 <= b < 0x80 and b & 7 <= 5:  # one byte, a valid field and wire type: every tag here
+                self.pos = start + 1
+                return b >> 3, b & 7
         k = 0
         while True:
             if k == 5:
