@@ -106,7 +106,7 @@ int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, co
   while ((rc = pb_next_item(&r, &ctx, "RecordDict.items", rd->n, &at, &s, &len)) == PB_ITEM) {
     recorddict_item *it = buf_push_item(&rd->items, &rd->n, &rd->cap, rd->small, sizeof(*it));
     if (!it) return codec_nomem(err);
-    if ((rc = parse_item(it, blob, s, s + len, &ctx)) != CODEC_OK) return rc;
+    if ((rc = parse_item(it, blob, s, s + len, &ctx)) != CODEC_OK) break;
     it->offset = at;
   }
   if (rc == CODEC_CORRUPT) {

@@ -229,6 +229,21 @@ done:
   recorddict_clear(&rd);
 }
 
+/* Is the blob a valid ArrayRecord of at least one item? An ArrayRecord
+** where a RecordDict belongs is a common slip: its items parse as
+** RecordDict items, and the error would be about the wrong message. */
+static int valid_record(const unsigned char *p, uint64_t n) {
+  record_t rec;
+  codec_err err;
+  int rc, i;
+  record_init(&rec);
+  rc = record_parse(&rec, p, n, &err);
+  for (i = 0; rc == CODEC_OK && i < rec.n; i++) rc = array_validate(&rec.items[i], i, &err);
+  if (rc == CODEC_OK && rec.n == 0) rc = CODEC_CORRUPT;
+  record_clear(&rec);
+  return rc == CODEC_OK;
+}
+
 /* rd_valid / rd_error / rd_check: the structure and every item's record
 ** (rd_check raises rd_error's message). */
 static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -245,6 +260,8 @@ static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     }
     rc = recorddict_parse(&rd, blob.p, blob.n, &err);
     for (i = 0; rc == CODEC_OK && i < rd.n; i++) rc = check_item(&rd.items[i], blob.p, &err);
+    if ((rc == CODEC_CORRUPT || rc == CODEC_UNSUPPORTED) && valid_record(blob.p, blob.n))
+      rc = codec_fail(&err, CODEC_CORRUPT, "got a record, not a record dict: wrap it with rd(name, 'array', rec)");
   } else {
     rc = sql_blob_type_problem(&err, argv[0], 0, "a record dict");
   }

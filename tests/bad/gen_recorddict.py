@@ -4,7 +4,7 @@ RecordDict structure: every rd_* reader fails) and recorddict_item (an
 item's MetricRecord / ConfigRecord / ArrayRecord: the functions that read
 that record fail, rd_valid is 0). Run it from anywhere; commit the result."""
 
-from gen_foundation import SAFETENSORS, F4x2, hdr, ld, npy, varint, write_group
+from gen_foundation import SAFETENSORS, F4x2, array, hdr, ld, npy, varint, write_group
 
 NPY_F4x2 = npy(hdr()) + F4x2
 
@@ -45,6 +45,12 @@ STRUCTURE = [
         "got a safetensors file, not a record dict: make a record with ar_from_safetensors",
     ),
     ("npy_file", NPY_F4x2, "got a .npy file, not a record dict: make a record with ar('key', npy)"),
+    # a header of 10 bytes: its length field reads as an empty RecordDict item
+    (
+        "safetensors_header_10",
+        b"\x0a\x00\x00\x00\x00\x00\x00\x00{}        ",
+        "got a safetensors file, not a record dict: make a record with ar_from_safetensors(blob)",
+    ),
     (
         "record_as_varint",
         ld(1, ld(1, b"m") + vi(M, 1)),
@@ -259,4 +265,28 @@ write_group(
     ],
     "# RecordDicts whose item 'm' holds a malformed ArrayRecord: the functions\n"
     "# that read that record (rd_set and rd_delete re-encode it).",
+)
+
+write_group(
+    "gen_recorddict.py",
+    "recorddict_slip",
+    [
+        (
+            "array_record",
+            item(b"w", array(data=NPY_F4x2)),
+            "got a record, not a record dict: wrap it with rd(name, 'array', rec)",
+        ),
+        (
+            "array_record_two_items",
+            item(b"w", array(data=NPY_F4x2)) + item(b"b", array(data=NPY_F4x2)),
+            "got a record, not a record dict: wrap it with rd(name, 'array', rec)",
+        ),
+    ],
+    [
+        "read rd_check SELECT rd_check(?1)",
+        "false SELECT rd_valid(?1)",
+        "message SELECT rd_error(?1)",
+    ],
+    "# Valid ArrayRecords where a RecordDict belongs: their items parse as RecordDict\n"
+    "# items, so only the validators see the difference, and name it.",
 )

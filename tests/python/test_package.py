@@ -71,7 +71,7 @@ def test_from_npy():
     assert sar.from_npy(None) is None
     rec = sar.to_record({"w": np.ones(2)})
     for blob, words in (
-        (rec, "looks like an ArrayRecord"),
+        (rec, "got a record, not a .npy file: take an array out with ar_get(rec, key)"),
         (b"hello world", "not a .npy file"),
         (npy_bytes(np.array(["a"])), "unsupported dtype"),
         (npy_bytes(np.ones(4))[:-3], "truncated"),
@@ -143,10 +143,11 @@ def test_from_record_legacy_raw_items():
         (bad, "raw array data has 20 bytes, dtype and shape need 24 (item 0, key 'w')"),
         (
             record_bytes([("h", ("BF16", [2], "safetensors", b"\0\0\0\0"))]),
-            "unsupported dtype 'BF16' (not a NumPy numeric dtype) (item 0, key 'h')",
+            "dtype 'BF16' (stype 'safetensors') has no NumPy dtype; to_state_dict reads it as a torch tensor "
+            "(item 0, key 'h')",
         ),
         (sar.to_record({"w": w})[:-5], "truncated"),
-        (npy_bytes(w), "is a .npy file"),
+        (npy_bytes(w), "got a .npy file, not a record: wrap it with ar('key', npy)"),
     ):
         try:
             sar.from_record(blob)

@@ -192,7 +192,7 @@ def test_record_mismatch_messages():
     blob = _field(1, _field(1, b"w") + _field(2, array_message("float32", [3, 2], "numpy.ndarray", npy_bytes(w))))
     assert python_error(sar.from_record, blob) == "from_record: shape does not match the .npy shape (item 0, key 'w')"
     assert python_error(sar.from_recorddict, recorddict_of("m", blob)) == (
-        "from_recorddict: array record 'm': shape does not match the .npy shape (item 0, key 'w')"
+        "from_recorddict: array record 'm' (at byte 9): shape does not match the .npy shape (item 0, key 'w')"
     )
 
 

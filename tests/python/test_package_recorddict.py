@@ -286,14 +286,20 @@ def test_to_recorddict_errors():
 def test_from_recorddict_errors():
     f = sar.from_recorddict
     rec = sar.to_record({"w": np.ones(3)})
-    expect_error(f, rec, ValueError, "not a RecordDict", "looks like an ArrayRecord: use from_record")
-    expect_error(f, sar.to_npy(np.ones(2)), ValueError, "not a RecordDict", ".npy file: use from_npy")
-    expect_error(f, b"hello world", ValueError, "not a RecordDict?", "starts with b'hello wo'")
-    expect_error(f, b"\x0a", ValueError, "truncated at byte 1")
-    expect_error(f, b"\x0a\x02\x00\x00", ValueError, "invalid field number 0 at byte 2")
-    expect_error(f, bytes.fromhex("0a0b0a016d1a060a040a016b12"), ValueError, "metric record 'm'", "truncated")
-    expect_error(f, b"\x0a\x03\x0a\x01m", ValueError, "an item without a record (item 0, name 'm')")
-    expect_error(f, b"\x0a\x05\x0a\x01m\x1a\x00" * 2, ValueError, "duplicate name (item 1, name 'm')")
+    # the extension's words (rd_error), function name aside
+    expect_error(f, rec, ValueError, "got a record, not a record dict: wrap it with rd(name, 'array', rec)")
+    expect_error(f, sar.to_npy(np.ones(2)), ValueError, "got a .npy file, not a record dict: make a record with ar(")
+    expect_error(f, b"hello world", ValueError, "record dict has an unexpected end-group at byte 2")
+    expect_error(f, b"\x0a", ValueError, "record dict truncated at byte 1 (item 0)")
+    expect_error(f, b"\x0a\x02\x00\x00", ValueError, "record dict has an invalid field number at byte 2 (item 0)")
+    expect_error(
+        f,
+        bytes.fromhex("0a0b0a016d1a060a040a016b12"),
+        ValueError,
+        "metric record 'm' truncated at byte 13 (item 0, key 'k')",
+    )
+    expect_error(f, b"\x0a\x03\x0a\x01m", ValueError, "an item without a record at byte 2 (item 0, key 'm')")
+    expect_error(f, b"\x0a\x05\x0a\x01m\x1a\x00" * 2, ValueError, "duplicate name 'm' (items 0 and 1)")
 
     # Hand-made records: a metric value without a value type, a double with
     # the wrong wire type or truncated, a config record with a duplicate key.
@@ -304,11 +310,17 @@ def test_from_recorddict_errors():
     def rd_of(kind, *values):
         return ld(1, ld(1, b"m") + ld(kind, b"".join(ld(1, ld(1, b"k") + ld(2, v)) for v in values)))
 
-    expect_error(f, rd_of(3, b""), ValueError, "without a metric value type", "key 'k'")
-    expect_error(f, rd_of(3, b"\x08\x00"), ValueError, "wrong wire type 0 for double", "key 'k'")
-    expect_error(f, rd_of(3, b"\x09\x00"), ValueError, "truncated")
-    expect_error(f, rd_of(4, b"\x20\x01", b"\x20\x00"), ValueError, "config record 'm' has duplicate key", "key 'k'")
-    expect_error(f, rd_of(4, b"\x2a\x01\xff"), ValueError, "string value is not valid UTF-8")
+    expect_error(
+        f, rd_of(3, b""), ValueError, "metric record 'm' has an item without a value at byte 9 (item 0, key 'k')"
+    )
+    expect_error(
+        f, rd_of(3, b"\x08\x00"), ValueError, "wrong wire type 0 for a double value at byte 14 (item 0, key 'k')"
+    )
+    expect_error(f, rd_of(3, b"\x09\x00"), ValueError, "metric record 'm' truncated at byte 16")
+    expect_error(
+        f, rd_of(4, b"\x20\x01", b"\x20\x00"), ValueError, "config record 'm' has duplicate key 'k' (items 0 and 1)"
+    )
+    expect_error(f, rd_of(4, b"\x2a\x01\xff"), ValueError, "has a string that is not valid UTF-8 at byte 16")
     # What protobuf allows is read: an unpacked sint list, unknown fields, a bool in a
     # metric record skipped as the unknown field it is there.
     assert f(rd_of(4, ld(22, b"\x08\x03\x08\x04") + b"\x78\x01")) == {"m": {"k": [-2, 2]}}

@@ -14,8 +14,19 @@ item reader and builder here serve the RecordDict and PyTorch codecs too.
 
 import numpy as np
 
-from ._protobuf import fields, len_field, read_varint, repeated_items, text, varint
-from .npy import _MAGIC, _byte_view, _npy_parts, _numeric_dtype, _parse_npy, _view
+from ._protobuf import _U64, Corrupt, Ctx, Reader, fail, len_field, quote, sniff, utf8_valid, varint, wrong_type
+from .npy import (
+    _DT,
+    NPY_MAX_DIMS,
+    _byte_view,
+    _dt_name,
+    _dt_parse,
+    _np_dtype,
+    _npy_parse,
+    _npy_parts,
+    _shape_numel,
+    _view,
+)
 
 __all__ = ["to_record", "from_record", "NUMPY_STYPE", "SAFETENSORS_STYPE"]
 
@@ -101,84 +112,267 @@ def to_record(arrays):
 # --- reading ------------------------------------------------------------------------
 
 
-def _array_fields(mv, span, fname, where, item):
-    """Merge one occurrence of an Array message into item = [dtype, shape, stype, data]:
-    protobuf's merge, as the extension reads it (the last dtype, stype and data win,
-    shapes add up)."""
-    for num, wt, fspan in fields(mv, span[0], span[1], fname, where):
-        if num == 1 and wt == 2:
-            item[0] = text(mv, fspan, fname, "dtype", where)
-        elif num == 2 and wt == 2:
-            p = fspan[0]
-            while p < fspan[1]:
-                d, p = read_varint(mv, p, fspan[1], fname, where)
-                item[1].append(d)
-        elif num == 2 and wt == 0:
-            item[1].append(fspan)
-        elif num == 3 and wt == 2:
-            item[2] = text(mv, fspan, fname, "stype", where)
-        elif num == 4 and wt == 2:
-            item[3] = fspan
-        elif num in (1, 2, 3, 4):
-            raise ValueError(f"{fname}: array field {num} has wire type {wt}{where}")
+_RECORD_BLOB = "record blob"
+_EMPTY = b""
+# The raw dtypes NumPy lacks, as ar_from_safetensors stores them: name -> bits.
+_ST_RAW_BITS = {
+    "BF16": 16, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "F4": 4,
+    "F6_E2M3": 6, "F6_E3M2": 6,
+}  # fmt: skip
+
+
+def _shape_value(raw, ctx, at, shape):
+    """One shape entry: int32 on the wire, protobuf keeps the low 32 bits."""
+    dim = raw & 0xFFFFFFFF
+    if dim >= 0x80000000:
+        raise ctx.error(f"record blob has negative dimension {dim - 0x100000000}", at)
+    if len(shape) >= NPY_MAX_DIMS:
+        raise ctx.error(f"record blob has a shape with more than {NPY_MAX_DIMS} dimensions", at)
+    shape.append(dim)
+
+
+def _array(mv, start, end, it, ctx):
+    """One occurrence of an Array message, merged into it = [key, dtype, shape, stype, data]
+    (the last dtype, stype and data win, shapes add up), as record.c's pb_array."""
+    r = Reader(mv, start, end)
+    while r.pos < r.end:
+        at = r.pos
+        field, wt = r.tag(ctx)
+        if field == 2:
+            if wt == 0:
+                vat = r.pos
+                _shape_value(r.varint(ctx), ctx, vat, it[2])
+            elif wt == 2:
+                s, n = r.length(ctx)
+                packed = Reader(mv, s, s + n)
+                while packed.pos < packed.end:
+                    vat = packed.pos
+                    _shape_value(packed.varint(ctx), ctx, vat, it[2])
+            else:
+                raise wrong_type(ctx, "Array.shape", wt, at)
+        elif field in (1, 3, 4):
+            if wt != 2:
+                raise wrong_type(
+                    ctx, "Array.dtype" if field == 1 else "Array.stype" if field == 3 else "Array.data", wt, at
+                )
+            s, n = r.length(ctx)
+            it[{1: 1, 3: 3, 4: 4}[field]] = (s, s + n)
+        else:
+            r.skip(ctx, field, wt, 0, at)
+
+
+def _item(mv, start, end, ctx):
+    """One Item message (pb_item): [key, dtype, stype spans and shape list]."""
+    r = Reader(mv, start, end)
+    it = [(0, 0), (0, 0), [], (0, 0), (0, 0)]
+    ctx.key = None
+    while r.pos < r.end:
+        at = r.pos
+        field, wt = r.tag(ctx)
+        if field in (1, 2):
+            if wt != 2:
+                raise wrong_type(ctx, "Item.key" if field == 1 else "Item.value", wt, at)
+            s, n = r.length(ctx)
+            if field == 1:
+                it[0] = (s, s + n)
+                ctx.key = mv[s : s + n]
+            else:
+                _array(mv, s, s + n, it, ctx)
+        else:
+            r.skip(ctx, field, wt, 0, at)
+    key = mv[it[0][0] : it[0][1]]
+    if not utf8_valid(key):
+        ctx.key = None
+        raise ctx.error("record key is not valid UTF-8", start)
+    ctx.key = key
+    for span, what in ((it[1], "dtype"), (it[3], "stype")):
+        if not utf8_valid(mv[span[0] : span[1]]):
+            raise ctx.error(f"record {what} is not valid UTF-8", start)
+    return it
+
+
+def _peek_truncated_key(mv, len_at, n):
+    """The key of an item whose length runs past the end: the last complete
+    key field among the bytes there are (peek_truncated_key), or None."""
+    quiet, r, found = Ctx(_RECORD_BLOB), Reader(mv, len_at, n), None
+    try:
+        r.varint(quiet)
+        while r.pos < r.end:
+            at = r.pos
+            field, wt = r.tag(quiet)
+            if field == 1 and wt == 2:
+                s, ln = r.length(quiet)
+                if not utf8_valid(mv[s : s + ln]):
+                    break
+                found = mv[s : s + ln]
+            else:
+                r.skip(quiet, field, wt, 0, at)
+    except Corrupt:
+        pass
+    return found
+
+
+def _parse_items(mv, n):
+    """The items of a record (record_parse_items), keys unique."""
+    r, ctx, items = Reader(mv, 0, n), Ctx(_RECORD_BLOB), []
+    while r.pos < r.end:
+        at = r.pos
+        ctx.item, ctx.key = -1, None
+        field, wt = r.tag(ctx)
+        if field == 1:
+            ctx.item = len(items)
+            if wt != 2:
+                raise wrong_type(ctx, "ArrayRecord.items", wt, at)
+            len_at = r.pos
+            try:
+                s, ln = r.length(ctx)
+            except Corrupt:
+                key = _peek_truncated_key(mv, len_at, n)
+                if key is None:
+                    raise
+                ctx.key = key
+                raise ctx.error("record blob truncated", n) from None
+            items.append(_item(mv, s, s + ln, ctx))
+        else:
+            r.skip(ctx, field, wt, 0, at)
+    seen = {}
+    for i, it in enumerate(items):
+        key = bytes(mv[it[0][0] : it[0][1]])
+        if key in seen:
+            raise fail(f"record has duplicate key '{quote(key)}' (items {seen[key]} and {i})")
+        seen[key] = i
+    return items
+
+
+def _parse(mv):
+    """A record's items as the extension parses one (record_parse): another
+    format where a record belongs is named, with what converts it."""
+    try:
+        return _parse_items(mv, len(mv))
+    except Corrupt:
+        kind = sniff(mv)
+        if kind == "npy":
+            raise Corrupt("got a .npy file, not a record: wrap it with ar('key', npy)") from None
+        if kind == "npz":
+            raise Corrupt("got a .npz archive, not a record: convert it with ar_from_npz(blob)") from None
+        if kind == "safetensors":
+            raise Corrupt("got a safetensors file, not a record: convert it with ar_from_safetensors(blob)") from None
+        raise
+
+
+def _record_looks_like(mv):
+    """Does mv parse as a record of at least one item (record_looks_like)?"""
+    n = len(mv)
+    if n == 0 or mv[0] != 0x0A:
+        return False
+    r, ctx, items = Reader(mv, 0, n), Ctx(_RECORD_BLOB), 0
+    try:
+        while r.pos < r.end:
+            at = r.pos
+            field, wt = r.tag(ctx)
+            if field == 1:
+                if wt != 2:
+                    return False
+                s, ln = r.length(ctx)
+                _item(mv, s, s + ln, ctx)
+                items += 1
+            else:
+                r.skip(ctx, field, wt, 0, at)
+    except Corrupt:
+        return False
+    return items > 0
 
 
 def _record_items(blob, fname):
     """Each item of a record as (index, key, dtype, shape, stype, (data start, end), where),
-    read as proto3 allows: any field order, unknown fields skipped, shape packed or not."""
+    read as proto3 allows (any field order, unknown fields skipped, shape
+    packed or not) and as the extension reads it: a problem is a ValueError in
+    the extension's words, prefixed with fname."""
     mv = _byte_view(blob, fname)
-    end = len(mv)
-    if end and mv[:6] == _MAGIC:
-        raise ValueError(f"{fname}: this BLOB is a .npy file, not an ArrayRecord: use from_npy")
-    out, seen = [], set()
-    for index, where, span in repeated_items(mv, 0, end, fname, "record"):
-        key, values = "", []
-        for inum, iwt, ispan in fields(mv, span[0], span[1], fname, where):
-            if inum == 1 and iwt == 2:
-                key = text(mv, ispan, fname, "key", where)
-            elif inum == 2 and iwt == 2:
-                values.append(ispan)
-            elif inum in (1, 2):
-                raise ValueError(f"{fname}: item field {inum} has wire type {iwt}, not 2{where}")
-        where = f" (item {index}, key {key!r})"
-        if key in seen:
-            raise ValueError(f"{fname}: duplicate key{where}")
-        seen.add(key)
-        item = ["", [], "", (0, 0)]
-        for value in values:
-            _array_fields(mv, value, fname, where, item)
-        dtype, shape, stype, data = item
-        # int32 on the wire: a negative dimension arrives as a 64-bit two's complement varint.
-        if any(d >= 0x80000000 for d in shape):
-            raise ValueError(f"{fname}: negative or oversized dimension in shape {shape}{where}")
-        out.append((index, key, dtype, shape, stype, data, where))
+    try:
+        items = _parse(mv)
+    except Corrupt as e:
+        raise ValueError(f"{fname}: {e}") from None
+    out = []
+    for index, (k, d, shape, st, data) in enumerate(items):
+        key = bytes(mv[k[0] : k[1]]).decode("utf-8")
+        where = f" (item {index}, key '{quote(mv[k[0] : k[1]])}')"
+        out.append(
+            (
+                index,
+                key,
+                bytes(mv[d[0] : d[1]]).decode("utf-8"),
+                shape,
+                bytes(mv[st[0] : st[1]]).decode("utf-8"),
+                data,
+                where,
+            )
+        )
     return mv, out
 
 
-def _item_array(mv, item, fname, copy):
-    """An item's ndarray (read-only view of mv when not copy)."""
+def _with_where(e, where):
+    return fail(f"{e}{where}")
+
+
+def _validate(mv, item):
+    """Check an item as ar_valid does (array_validate); (numpy dtype, shape,
+    fortran, offset, count) of its array, or None for a valid raw item of a
+    dtype NumPy lacks."""
     index, key, dtype, shape, stype, (start, end), where = item
+    if stype == SAFETENSORS_STYPE and dtype in _ST_RAW_BITS:
+        numel = 1
+        for d in shape:
+            numel *= d
+        bits = numel * _ST_RAW_BITS[dtype]
+        if numel > _U64 or bits > _U64:
+            raise fail(f"shape overflows{where}")
+        if bits % 8 or bits // 8 != end - start:
+            raise fail(
+                f"data has {end - start} bytes, shape and dtype {dtype} need {bits // 8}"
+                f"{' and a fraction' if bits % 8 else ''}{where}"
+            )
+        return None
     if stype == NUMPY_STYPE:
-        dt, shp, fortran, offset = _parse_npy(mv, start, end, fname, where)
-        arr = _view(mv, dt, shp, fortran, offset, end, fname, where, copy)
-        # Flower writes dtype = str(arr.dtype) and shape = list(arr.shape): the
-        # extension's ar_valid refuses an item whose fields say otherwise.
-        if dtype != str(dt):
-            raise ValueError(f"{fname}: dtype {dtype!r} does not match the .npy dtype {str(dt)!r}{where}")
+        try:
+            t, big, fortran, shp, offset, nbytes = _npy_parse(mv, start, end)
+        except Corrupt as e:
+            raise _with_where(e, where) from None
+        name = _dt_name(t, big)
+        if dtype != name:
+            raise fail(f"dtype '{quote(dtype.encode('utf-8'))}' does not match the .npy dtype '{name}'{where}")
         if tuple(shape) != shp:
-            raise ValueError(f"{fname}: shape does not match the .npy shape{where}")
-        return arr
-    # A legacy raw buffer: dtype and shape from the message, C order, as np.frombuffer reads it.
-    hint = "; to_state_dict reads it as a torch tensor" if stype == SAFETENSORS_STYPE else ""
-    dt = _numeric_dtype(dtype, fname, where + hint)
-    count = 1
-    for d in shape:
-        count *= d
-    if count * dt.itemsize != end - start:
+            raise fail(f"shape does not match the .npy shape{where}")
+        return _np_dtype(t, big), shp, fortran, offset, nbytes // _DT[t][1]
+    # A legacy raw buffer: dtype and shape from the message, C order.
+    try:
+        t, big = _dt_parse(dtype.encode("utf-8"))
+        numel = _shape_numel(shape)
+    except Corrupt as e:
+        raise _with_where(e, where) from None
+    nbytes = numel * _DT[t][1]
+    if nbytes > _U64:
+        raise fail(f"raw array dtype and shape need more than 2^64 bytes{where}")
+    if nbytes != end - start:
+        raise fail(f"raw array data has {end - start} bytes, dtype and shape need {nbytes}{where}")
+    return _np_dtype(t, big), tuple(shape), False, start, numel
+
+
+def _item_array(mv, item, fname, copy):
+    """An item's ndarray (read-only view of mv when not copy), checked as
+    ar_valid checks it. A raw item of a dtype NumPy lacks (bfloat16, float8)
+    is refused: to_state_dict reads those."""
+    try:
+        got = _validate(mv, item)
+    except Corrupt as e:
+        raise ValueError(f"{fname}: {e}") from None
+    if got is None:
         raise ValueError(
-            f"{fname}: raw array data has {end - start} bytes, dtype and shape need {count * dt.itemsize}{where}"
+            f"{fname}: dtype '{item[2]}' (stype 'safetensors') has no NumPy dtype; to_state_dict reads it "
+            f"as a torch tensor{item[6]}"
         )
-    return _view(mv, dt, tuple(shape), False, start, end, fname, where, copy)
+    dtype, shape, fortran, offset, count = got
+    return _view(mv, dtype, shape, fortran, offset, count, copy)
 
 
 def from_record(blob, copy=True):

@@ -18,9 +18,9 @@ import struct
 
 import numpy as np
 
-from ._protobuf import fields, len_field, read_varint, repeated_items, text, varint
-from .npy import _MAGIC, _byte_view
-from .record import NUMPY_STYPE, _build_pieces, _item_array, _items_of, _record_items
+from ._protobuf import Corrupt, Ctx, Reader, fail, len_field, quote, sniff, utf8_valid, varint, wrong_type
+from .npy import _byte_view, _view
+from .record import NUMPY_STYPE, _build_pieces, _item_array, _items_of, _parse, _record_items, _validate
 
 __all__ = ["to_recorddict", "from_recorddict", "MetricRecord", "ConfigRecord"]
 
@@ -230,108 +230,312 @@ def to_recorddict(records):
     return b"".join(pieces)
 
 
-def _rd_describe(mv):
-    """What a BLOB that is not a RecordDict looks like, for error messages."""
-    if mv[:6] == _MAGIC:
-        return "it is a .npy file: use from_npy"
+# --- reading, as the extension reads (src/codec/recorddict.c, valrec.c) ------------
+
+_RD_BLOB = "record dict"
+_TYPE_NAME = {
+    1: "double", 2: "sint64", 3: "uint64", 4: "bool", 5: "string", 6: "bytes", 21: "double_list",
+    22: "sint_list", 23: "uint_list", 24: "bool_list", 25: "string_list", 26: "bytes_list",
+}  # fmt: skip
+_KIND_NAME = {2: "array", 3: "metric", 4: "config"}
+_RD_FIELD = {1: "Item.key", 2: "Item.array_record", 3: "Item.metric_record", 4: "Item.config_record"}
+
+
+def _rd_item(mv, start, end, ctx):
+    """One RecordDict item (recorddict.c's parse_item): [name span, kind,
+    non-empty occurrences of its record after the last other member, offset
+    of the record]. A oneof: the same member again merges, another replaces."""
+    r = Reader(mv, start, end)
+    name, kind, spans, record_at = (0, 0), 0, [], 0
+    ctx.key = None
+    while r.pos < r.end:
+        at = r.pos
+        field, wt = r.tag(ctx)
+        if 1 <= field <= 4:
+            if wt != 2:
+                raise wrong_type(ctx, _RD_FIELD[field], wt, at)
+            s, n = r.length(ctx)
+            if field == 1:
+                name = (s, s + n)
+                if utf8_valid(mv[s : s + n]):
+                    ctx.key = mv[s : s + n]
+            elif kind != field:
+                kind, spans, record_at = field, [(s, s + n)] if n else [], s
+            elif n:
+                if not spans:
+                    record_at = s  # the first non-empty occurrence
+                spans.append((s, s + n))
+        else:
+            r.skip(ctx, field, wt, 0, at)
+    if not utf8_valid(mv[name[0] : name[1]]):
+        ctx.key = None
+        raise ctx.blob_error("has a name that is not valid UTF-8", start)
+    ctx.key = mv[name[0] : name[1]]
+    if not kind:
+        raise ctx.blob_error("has an item without a record", start)
+    return name, kind, spans, record_at
+
+
+def _rd_parse(mv):
+    """The items of a RecordDict (recorddict_parse), names unique."""
+    n = len(mv)
+    r, ctx, items = Reader(mv, 0, n), Ctx(_RD_BLOB), []
     try:
-        m, items = _record_items(mv, "")
-        if items and all(it[4] for it in items):
-            for it in items:
-                _item_array(m, it, "", False)
-            return "it looks like an ArrayRecord: use from_record"
-    except ValueError:
-        pass
-    return f"it starts with {bytes(mv[:8])!r}"
+        while True:
+            nxt = r.next_item(ctx, "RecordDict.items", len(items))
+            if nxt is None:
+                break
+            items.append(_rd_item(mv, nxt[1], nxt[1] + nxt[2], ctx))
+    except Corrupt:
+        kind = sniff(mv)
+        if kind is None:
+            raise
+        hint, conv = {
+            "npy": ("a .npy file", "ar('key', npy)"),
+            "npz": ("a .npz archive", "ar_from_npz(blob)"),
+            "safetensors": ("a safetensors file", "ar_from_safetensors(blob)"),
+        }[kind]
+        raise Corrupt(
+            f"got {hint}, not a record dict: make a record with {conv}, then wrap it with rd(name, 'array', rec)"
+        ) from None
+    seen = {}
+    for i, it in enumerate(items):
+        name = bytes(mv[it[0][0] : it[0][1]])
+        if name in seen:
+            raise fail(f"record dict has duplicate name '{quote(name)}' (items {seen[name]} and {i})")
+        seen[name] = i
+    return items
 
 
-def _values_from(mv, spans, metric, fname, label):
-    """The record of the occurrences `spans` of an item's record (merged as
-    protobuf merges them: their items together)."""
-    out = MetricRecord() if metric else ConfigRecord()
-    index = 0
-    for span in spans:
-        for _, where, ispan in repeated_items(mv, span[0], span[1], fname, label, label):
-            where = f" ({label}, item {index})"
-            key, values = "", []
-            for inum, iwt, vspan in fields(mv, ispan[0], ispan[1], fname, where):
-                if inum in (1, 2) and iwt != 2:
-                    raise ValueError(f"{fname}: {label} item field {inum} has wire type {iwt}, not 2{where}")
-                if inum == 1:
-                    key = text(mv, vspan, fname, "key", where)
-                elif inum == 2:
-                    values.append(vspan)  # a message written again: merged
-            where = f" ({label}, item {index}, key {key!r})"
-            if key in out:
-                raise ValueError(f"{fname}: {label} has duplicate key{where}")
-            if not values:
-                raise ValueError(f"{fname}: {label} has an item without a value{where}")
-            out[key] = _value_from(mv, values, metric, fname, where)
-            index += 1
+def _f64(mv, p):
+    return _DOUBLE.unpack_from(mv, p)[0]
+
+
+def _zigzag_decode(u):
+    return (u >> 1) ^ -(u & 1)
+
+
+def _list_elems(mv, s, e, typ, ctx):
+    """The elements of one list message occurrence (valrec.c's iter_step, every element checked)."""
+    r, out = Reader(mv, s, e), []
+    while r.pos < r.end:
+        at = r.pos
+        field, wt = r.tag(ctx)
+        if field != 1:
+            r.skip(ctx, field, wt, 0, at)
+            continue
+        if typ in (25, 26):
+            if wt != 2:
+                raise wrong_type(ctx, "a list element", wt, at)
+            ls, ln = r.length(ctx)
+            raw = bytes(mv[ls : ls + ln])
+            if typ == 25:
+                if not utf8_valid(raw):
+                    raise ctx.blob_error("has a string that is not valid UTF-8", ls)
+                out.append(raw.decode("utf-8"))
+            else:
+                out.append(raw)
+            continue
+        if wt == 2:  # a packed run
+            ls, ln = r.length(ctx)
+            packed = Reader(mv, ls, ls + ln)
+            while packed.pos < packed.end:
+                pat = packed.pos
+                if typ == 21:
+                    if packed.end - pat < 8:
+                        raise ctx.blob_error("has a packed double list cut mid-value", pat)
+                    out.append(_f64(mv, pat))
+                    packed.pos += 8
+                else:
+                    out.append(_decode(typ, packed.varint(ctx)))
+            continue
+        if typ == 21:
+            if wt != 1:
+                raise wrong_type(ctx, "a double list element", wt, at)
+            if r.end - r.pos < 8:
+                raise ctx.blob_error("truncated", r.end)
+            out.append(_f64(mv, r.pos))
+            r.pos += 8
+        else:
+            if wt != 0:
+                raise wrong_type(ctx, "a list element", wt, at)
+            out.append(_decode(typ, r.varint(ctx)))
     return out
 
 
-def _scalar_from(kind, mv, wt, span, fname, where):
-    want = 1 if kind == "double" else 2 if kind in ("string", "bytes") else 0
-    if wt != want:
-        raise ValueError(f"{fname}: wrong wire type {wt} for {kind}{where}")
-    if kind == "double":
-        return _DOUBLE.unpack_from(mv, span[0])[0]
-    if kind == "string":
-        return text(mv, span, fname, "string value", where)
-    if kind == "bytes":
-        return bytes(mv[span[0] : span[1]])
-    v = span & _UINT64_MAX
-    if kind == "sint64":
-        return (v >> 1) ^ -(v & 1)
-    return bool(v) if kind == "bool" else v
+def _decode(typ, u):
+    if typ in (2, 22):
+        return _zigzag_decode(u)
+    if typ in (4, 24):
+        return u != 0
+    return u
 
 
-def _value_from(mv, spans, metric, fname, where):
-    """The value of an item's value messages `spans`, merged as protobuf
-    merges a oneof: a scalar member sets the value, a list member of the list
-    type held appends to it, of another type starts a new list; an empty
-    message changes nothing."""
-    result, member = None, None
-    for span in spans:
-        for num, wt, vspan in fields(mv, span[0], span[1], fname, where, fixed=True):
-            if metric and num not in _METRIC_FIELDS:
-                continue  # unknown to MetricRecordValue: skipped, as protobuf does
-            if num in _FIELD_KIND:
-                result = _scalar_from(_FIELD_KIND[num], mv, wt, vspan, fname, where)
-            elif num in _LIST_KIND:
-                kind = _LIST_KIND[num]
-                if wt != 2:
-                    raise ValueError(f"{fname}: wrong wire type {wt} for {kind} list{where}")
-                if member != num:
-                    result = []
-                result += _list_from(kind, mv, vspan, fname, where)
-            else:
-                continue
-            member = num
-    if member is None:
-        raise ValueError(f"{fname}: value without a {'metric' if metric else 'config'} value type{where}")
-    return result
-
-
-def _list_from(kind, mv, span, fname, where):
-    out = []
-    for lnum, lwt, lspan in fields(mv, span[0], span[1], fname, where, fixed=True):
-        if lnum != 1:
+def _value(mv, start, end, config, ctx, held):
+    """One occurrence of a value message merged into held = [type, value]
+    (valrec.c's parse_value): a scalar member sets the value, a list member of
+    the type held appends, of another type starts a new list."""
+    r = Reader(mv, start, end)
+    while r.pos < r.end:
+        at = r.pos
+        field, wt = r.tag(ctx)
+        if not (field in (1, 2, 3, 21, 22, 23) or (config and field in (4, 5, 6, 24, 25, 26))):
+            r.skip(ctx, field, wt, 0, at)
             continue
-        if lwt == 2 and kind not in ("string", "bytes"):  # packed
-            if kind == "double":
-                n = lspan[1] - lspan[0]
-                if n % 8:
-                    raise ValueError(f"{fname}: packed double list of {n} bytes{where}")
-                out += [_DOUBLE.unpack_from(mv, p)[0] for p in range(lspan[0], lspan[1], 8)]
-            else:
-                p = lspan[0]
-                while p < lspan[1]:
-                    raw, p = read_varint(mv, p, lspan[1], fname, where)
-                    out.append(_scalar_from(kind, mv, 0, raw, fname, where))
+        if field == 1:
+            if wt != 1:
+                raise wrong_type(ctx, "a double value", wt, at)
+            if r.end - r.pos < 8:
+                raise ctx.blob_error("truncated", r.end)
+            held[1] = _f64(mv, r.pos)
+            r.pos += 8
+        elif field <= 4:
+            if wt != 0:
+                raise wrong_type(ctx, _TYPE_NAME[field], wt, at)
+            held[1] = _decode(field, r.varint(ctx))
         else:
-            out.append(_scalar_from(kind, mv, lwt, lspan, fname, where))
+            if wt != 2:
+                raise wrong_type(ctx, _TYPE_NAME[field], wt, at)
+            s, n = r.length(ctx)
+            if field in (5, 6):
+                raw = bytes(mv[s : s + n])
+                if field == 5:
+                    if not utf8_valid(raw):
+                        raise ctx.blob_error("has a string that is not valid UTF-8", s)
+                    raw = raw.decode("utf-8")
+                held[1] = raw
+            else:
+                elems = _list_elems(mv, s, s + n, field, ctx)
+                if held[0] != field:
+                    held[1] = []
+                held[1] += elems
+        held[0] = field
+
+
+def _values_item(mv, start, end, config, ctx):
+    """(key bytes, value) of one MetricRecord / ConfigRecord item (valrec.c's parse_item)."""
+    r, key = Reader(mv, start, end), (0, 0)
+    ctx.key = None
+    values = []
+    while r.pos < r.end:
+        at = r.pos
+        field, wt = r.tag(ctx)
+        if field in (1, 2):
+            if wt != 2:
+                raise wrong_type(ctx, "Item.key" if field == 1 else "Item.value", wt, at)
+            s, n = r.length(ctx)
+            if field == 1:
+                key = (s, s + n)
+                if utf8_valid(mv[s : s + n]):
+                    ctx.key = mv[s : s + n]
+            else:
+                values.append((s, s + n))
+        else:
+            r.skip(ctx, field, wt, 0, at)
+    kb = bytes(mv[key[0] : key[1]])
+    if not utf8_valid(kb):
+        ctx.key = None
+        raise ctx.blob_error("has a key that is not valid UTF-8", start)
+    ctx.key = kb
+    held = [0, None]
+    for s, e in values:
+        _value(mv, s, e, config, ctx, held)
+    if not held[0]:
+        raise ctx.blob_error("has an item without a value", start)
+    return kb, held[1]
+
+
+def _read_values_record(mv, spans, config, label):
+    """A MetricRecord / ConfigRecord from the occurrences spans of its item's
+    record, read piece by piece so offsets count from the start of the blob
+    (recorddict_item_valrec, valrec_parse_more)."""
+    items = []
+    for s, e in spans:
+        r, ctx = Reader(mv, s, e), Ctx(label)
+        while True:
+            nxt = r.next_item(ctx, "items", len(items))
+            if nxt is None:
+                break
+            items.append(_values_item(mv, nxt[1], nxt[1] + nxt[2], config, ctx))
+    out, seen = ConfigRecord() if config else MetricRecord(), {}
+    for i, (kb, v) in enumerate(items):
+        if kb in seen:
+            raise fail(f"{label} has duplicate key '{quote(kb)}' (items {seen[kb]} and {i})")
+        seen[kb] = i
+        out[kb.decode("utf-8")] = v
+    return out
+
+
+def _valid_record(mv):
+    """Is mv a valid ArrayRecord of at least one item (what rd_error checks
+    before saying a record was given where a RecordDict belongs)?"""
+    try:
+        items = _parse(mv)
+        for item in _record_tuples(mv, items):
+            _validate(mv, item)
+    except Corrupt:
+        return False
+    return len(items) > 0
+
+
+def _record_tuples(mv, items):
+    for index, (k, d, shape, st, data) in enumerate(items):
+        yield (
+            index,
+            bytes(mv[k[0] : k[1]]).decode("utf-8"),
+            bytes(mv[d[0] : d[1]]).decode("utf-8"),
+            shape,
+            bytes(mv[st[0] : st[1]]).decode("utf-8"),
+            data,
+            f" (item {index}, key '{quote(mv[k[0] : k[1]])}')",
+        )
+
+
+def _rd_checked(mv):
+    """Each item of a RecordDict as (name, kind, what it holds), every item's
+    record checked as rd_error checks it: (record bytes, [(item, its array's
+    layout)]) for an ArrayRecord, the MetricRecord or ConfigRecord else."""
+    out = []
+    for (ns, ne), kind, spans, record_at in _rd_parse(mv):
+        name = bytes(mv[ns:ne])
+        label = f"{_KIND_NAME[kind]} record '{quote(name)}'"
+        if kind == 2:
+            rec_mv = (
+                mv[spans[0][0] : spans[0][1]] if len(spans) == 1 else memoryview(b"".join(mv[a:b] for a, b in spans))
+            )
+            try:
+                checked = [(item, _validate(rec_mv, item)) for item in _record_tuples(rec_mv, _parse(rec_mv))]
+            except Corrupt as e:
+                raise fail(f"{label} (at byte {record_at}): {e}") from None
+            out.append((name, label, (rec_mv, checked)))
+        else:
+            out.append((name, label, _read_values_record(mv, spans, kind == 4, label)))
+    return out
+
+
+def _rd_records(mv, copy, fname):
+    """{name: record} of a RecordDict, checked as rd_error checks it."""
+    try:
+        checked = _rd_checked(mv)
+    except Corrupt as e:
+        if _valid_record(mv):
+            raise ValueError(f"{fname}: got a record, not a record dict: wrap it with rd(name, 'array', rec)") from None
+        raise ValueError(f"{fname}: {e}") from None
+    out = {}
+    for name, label, held in checked:
+        if isinstance(held, dict):
+            out[name.decode("utf-8")] = held
+            continue
+        rec_mv, items = held
+        arrays = {}
+        for item, got in items:
+            if got is None:
+                raise ValueError(
+                    f"{fname}: {label}: dtype '{item[2]}' (stype 'safetensors') has no NumPy dtype; "
+                    f"to_state_dict reads it as a torch tensor{item[6]}"
+                )
+            arrays[item[1]] = _view(rec_mv, *got, copy)
+        out[name.decode("utf-8")] = arrays
     return out
 
 
@@ -344,55 +548,12 @@ def from_recorddict(blob, copy=True):
     bytes. Reading is as lenient as protobuf, and reads what it reads (any
     field order, unknown fields skipped, lists packed or not, a record or
     value written more than once merged as protobuf merges it, tags of at most
-    5 bytes); names and keys must be unique and every
-    item must hold a record, and an ArrayRecord's NumPy items must agree with
-    their .npy headers (as from_record). Anything else gets an error saying
-    what it looks like; a blob that is not bytes is a TypeError."""
+    5 bytes); names and keys must be unique and every item must hold a
+    record, and an ArrayRecord's NumPy items must agree with their .npy
+    headers (as from_record). Problems are reported in rd_error's words; a
+    .npy, .npz or safetensors file is named with what converts it; a blob
+    that is not bytes is a TypeError."""
     if blob is None:
         return None
     fname = "from_recorddict"
-    mv = _byte_view(blob, fname)
-    try:
-        return _recorddict_items(mv, fname, copy)
-    except ValueError as e:
-        what = _rd_describe(mv)
-        if what.startswith("it starts with"):
-            if mv[:1] == b"\x0a":
-                raise  # a RecordDict's first byte: most likely a damaged one
-            raise ValueError(f"{e}: not a RecordDict? ({what})") from None
-        detail = str(e).split(": ", 1)[-1]
-        raise ValueError(f"{fname}: this BLOB is not a RecordDict ({what}; read as one: {detail})") from None
-
-
-def _recorddict_items(mv, fname, copy):
-    if mv[:6] == _MAGIC:
-        raise ValueError(f"{fname}: this BLOB is a .npy file")
-    out = {}
-    for index, where, span in repeated_items(mv, 0, len(mv), fname, "record dict"):
-        name, kind, spans = "", None, []
-        for inum, iwt, ispan in fields(mv, span[0], span[1], fname, where):
-            if inum in (1, 2, 3, 4) and iwt != 2:
-                raise ValueError(f"{fname}: record dict item field {inum} has wire type {iwt}, not 2{where}")
-            if inum == 1:
-                name = text(mv, ispan, fname, "name", where)
-            elif inum in (2, 3, 4):  # a oneof: the same member again merges, another replaces
-                if inum != kind:
-                    kind, spans = inum, []
-                spans.append(ispan)
-        where = f" (item {index}, name {name!r})"
-        if name in out:
-            raise ValueError(f"{fname}: duplicate name{where}")
-        if kind is None:
-            raise ValueError(f"{fname}: an item without a record{where}")
-        if kind == 2:
-            label = f"{fname}: array record {name!r}"
-            if len(spans) == 1:
-                rec_mv = mv[spans[0][0] : spans[0][1]]
-            else:  # ArrayRecords merged: their items together
-                rec_mv = memoryview(b"".join(mv[a:b] for a, b in spans))
-            sub, items = _record_items(rec_mv, label)
-            out[name] = {it[1]: _item_array(sub, it, label, copy) for it in items}
-        else:
-            label = f"{'metric' if kind == 3 else 'config'} record {name!r}"
-            out[name] = _values_from(mv, spans, kind == 3, fname, label)
-    return out
+    return _rd_records(_byte_view(blob, fname), copy, fname)
