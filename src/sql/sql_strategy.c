@@ -275,7 +275,7 @@ static int state_record(sqlite3_context *ctx, const recorddict_t *rd, const char
 static int same_layout(sqlite3_context *ctx, const npy_array *x, const npy_array *b, codec_span key, const char *what) {
   char q[CODEC_QUOTE_MAX], s1[80], s2[80];
   if (b->dtype.type != DT_FLOAT32 && b->dtype.type != DT_FLOAT64) {
-    sql_error(ctx, "key '%s' has dtype %s in %s; the arrays must be float, integer or bool", quote(q, key),
+    sql_error(ctx, "key '%s' has dtype %s in %s; the arrays must be float32, float64, integer or bool", quote(q, key),
               dt_type_name((dt_type)b->dtype.type), what);
     return 0;
   }
@@ -415,7 +415,7 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   for (i = 0; i < model.n; i++) {
     keys[i].x = arrays[i];
     if (arrays[i].dtype.type != DT_FLOAT32 && arrays[i].dtype.type != DT_FLOAT64) {
-      sql_error(ctx, "key '%s' of the state's 'arrays' has dtype %s; the model must be float, integer or bool",
+      sql_error(ctx, "key '%s' of the state's 'arrays' has dtype %s; the model must be float32, float64, integer or bool",
                 quote(q, model.items[i].key), dt_type_name((dt_type)arrays[i].dtype.type));
       goto done;
     }
