@@ -62,7 +62,7 @@ ORDER BY cosine_to_global_update;
 
 -- name: largest_updates
 -- The largest client updates of a round, layer by layer (trained
--- parameters only; delete the "is_buffer" line to rank buffers too).
+-- parameters only, delete the "is_buffer" line to rank buffers too).
 SELECT client, key, round(update_norm, 4) AS update_norm
 FROM layer_update_norms
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round, json_extract('{}', 'parameter :round is not set')) IS NOT NULL
@@ -122,7 +122,7 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- Replay a run's logged client updates under two server strategies, one
 -- round per statement: the caller runs it for :round = 0, 1, 2, ... and
 -- passes back the two states it returned (examples/replay_strategies.py
--- does). Round 0 gives the run's round-0 global model as both states; round
+-- does). Round 0 gives the run's round-0 global model as both states, round
 -- r gives ar_server_step(strategy, state after round r - 1, FedAvg of round
 -- r's updates, r), as Flower's ServerApp loop computes it. Columns: the
 -- round, the two new states (RecordDicts) and how far apart the two global
