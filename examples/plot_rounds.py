@@ -21,12 +21,6 @@ import argparse
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
 try:
     import sqlite_arrayrecord as sar
 except ImportError:  # not installed: the package's source in this checkout, with build/arrayrecord.so from make
@@ -67,6 +61,11 @@ def main(argv=None):
     ap.add_argument("--run", type=int, help="run id (default: the latest run)")
     ap.add_argument("--buffers", action="store_true", help="plot PyTorch buffers (running_mean, ...) too")
     args = ap.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display needed
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     con = sar.connect(args.db)
     install_views(con)
