@@ -173,10 +173,9 @@ def timed(con, sql, params=()):
 
 
 def measure(db, folder, record):
+    import test_scale_safe
     from arlib import connect
     from test_scale_safe import Sampler, statements
-
-    import test_scale_safe
 
     test_scale_safe.PARAMS.update(round=2, round_a=1, round_b=3)
 

@@ -76,7 +76,9 @@ def main(argv=None):
     name = con.execute("SELECT name FROM runs WHERE run = ?", (run,)).fetchone()[0]
 
     per_key = means(
-        ((key, rnd), norm) for key, rnd, norm, is_buffer in con.execute(LAYER_NORMS, (run,)) if args.buffers or not is_buffer
+        ((key, rnd), norm)
+        for key, rnd, norm, is_buffer in con.execute(LAYER_NORMS, (run,))
+        if args.buffers or not is_buffer
     )
     layers = {}
     for (key, rnd), norm in per_key.items():

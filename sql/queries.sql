@@ -82,15 +82,26 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- name: diff_checkpoints
 -- What changed between two checkpoints? Per layer: L2 of the difference,
 -- largest absolute change, and whether they are equal within NumPy's
--- allclose tolerances. Every key, buffers included (a checkpoint diff).
+-- allclose tolerances. Every key the two have in common, buffers included
+-- (a checkpoint diff). One ar_compare pass over the two records; allclose
+-- (rtol 1e-5, atol 1e-8, against round_a's array) follows from its numbers
+-- when they settle it with a factor 2 to spare: a largest difference of at
+-- most atol / 2 is close, one above twice atol + rtol * (the L2 norm of
+-- round_a's array, which bounds every element) is not. Only in between, or
+-- with NaN or Inf, does npy_allclose compare the two arrays, which SQLite
+-- hands it as whole copies of both records (a subquery's value is copied
+-- for each use; so is a table's BLOB column, read again for each key).
 SELECT c.key, round(c.norm_diff, 6) AS l2_of_difference,
        round(c.max_abs_diff, 6) AS max_abs_change,
-       npy_allclose(x.data, y.data) AS allclose
+       coalesce(CASE WHEN c.nonfinite_a + c.nonfinite_b > 0 OR c.max_abs_diff IS NULL THEN NULL
+                     WHEN c.max_abs_diff <= 0.5e-8 THEN 1
+                     WHEN c.max_abs_diff > 2 * (1e-8 + 1e-5 * c.norm_b) THEN 0 END,
+                npy_allclose(ar_get((SELECT rec FROM global_models WHERE run = :run AND round = :round_b), c.key),
+                             ar_get((SELECT rec FROM global_models WHERE run = :run AND round = :round_a), c.key))) AS allclose
 FROM ar_compare((SELECT rec FROM global_models WHERE run = :run AND round = :round_b),
                 (SELECT rec FROM global_models WHERE run = :run AND round = :round_a)) AS c
-JOIN array_record((SELECT rec FROM global_models WHERE run = :run AND round = :round_b)) AS x ON x.key = c.key
-JOIN array_record((SELECT rec FROM global_models WHERE run = :run AND round = :round_a)) AS y ON y.key = c.key
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round_a, json_extract('{}', 'parameter :round_a is not set')) IS NOT NULL AND coalesce(:round_b, json_extract('{}', 'parameter :round_b is not set')) IS NOT NULL
+  AND c.position IS NOT NULL AND c.b_position IS NOT NULL
 ORDER BY c.norm_diff DESC;
 
 -- name: fedavg_check
@@ -129,7 +140,8 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- models are (L2 norm of their difference). No row once the run has no
 -- updates for :round. Only two states are held at a time, in the caller.
 SELECT :round AS round, s.a AS state_a, s.b AS state_b,
-       round(ar_norm(ar_sub(rd_array_record(s.a, 'arrays'), rd_array_record(s.b, 'arrays'))), 6) AS distance
+       round((SELECT sqrt(sum(c.norm_diff * c.norm_diff))
+              FROM ar_compare(rd_array_record(s.a, 'arrays'), rd_array_record(s.b, 'arrays')) AS c), 6) AS distance
 FROM (SELECT CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)
                   ELSE ar_server_step(:strategy_a, :state_a, m.agg, :round, :options_a) END AS a,
              CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)

@@ -415,7 +415,8 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   for (i = 0; i < model.n; i++) {
     keys[i].x = arrays[i];
     if (arrays[i].dtype.type != DT_FLOAT32 && arrays[i].dtype.type != DT_FLOAT64) {
-      sql_error(ctx, "key '%s' of the state's 'arrays' has dtype %s; the model must be float32, float64, integer or bool",
+      sql_error(ctx,
+                "key '%s' of the state's 'arrays' has dtype %s; the model must be float32, float64, integer or bool",
                 quote(q, model.items[i].key), dt_type_name((dt_type)arrays[i].dtype.type));
       goto done;
     }
@@ -425,7 +426,9 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (has_m) {
     char what[64];
     snprintf(what, sizeof(what), "the state's '%s'", names[1]);
-    if (!open_all(ctx, &mrec, arrays, names[1], scratch, owned, &nowned) || !match_keys(ctx, &model, keys, &mrec, arrays, 2, what)) goto done;
+    if (!open_all(ctx, &mrec, arrays, names[1], scratch, owned, &nowned) ||
+        !match_keys(ctx, &model, keys, &mrec, arrays, 2, what))
+      goto done;
   }
   if (has_v) {
     if (!open_all(ctx, &vrec, arrays, names[2], scratch, owned, &nowned) ||

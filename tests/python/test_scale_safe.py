@@ -171,9 +171,12 @@ def test_plans_never_sort_records():
             checked += 1
         assert checked >= 2 * 5 + 8 + 2, checked
         # the check sees what it must refuse: the old GROUP BY of plot_rounds
-        plan = [r[3] for r in con.execute(
-            "EXPLAIN QUERY PLAN SELECT key, round, avg(update_norm) FROM layer_update_norms GROUP BY key, round"
-        )]
+        plan = [
+            r[3]
+            for r in con.execute(
+                "EXPLAIN QUERY PLAN SELECT key, round, avg(update_norm) FROM layer_update_norms GROUP BY key, round"
+            )
+        ]
         assert any("USE TEMP B-TREE" in p for p in plan), plan
 
 
@@ -224,7 +227,9 @@ def child(db, folder):
 
     out, sampler = {}, Sampler(folder)
     todo = statements()
-    todo.append(("control: ORDER BY over records", "SELECT client, rec FROM client_updates ORDER BY num_examples, client", {}))
+    todo.append(
+        ("control: ORDER BY over records", "SELECT client, rec FROM client_updates ORDER BY num_examples, client", {})
+    )
     for name, sql, params in todo:
         con = open_db()
         with sampler:

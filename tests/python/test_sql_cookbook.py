@@ -227,6 +227,8 @@ def test_cookbook_recipes():
             assert abs(l2 - np.linalg.norm(d)) < 1e-5, (key, l2)
             assert abs(max_abs - np.max(np.abs(d))) < 1e-5, (key, max_abs)
             assert close == int(np.allclose(globals_[3][key], globals_[1][key])), key
+        same = con.execute(q["diff_checkpoints"], {"run": 1, "round_a": 2, "round_b": 2}).fetchall()
+        assert sorted(same) == sorted((k, 0.0, 0.0, 1) for k in globals_[2]), same
         rows = con.execute(q["fedavg_check"], {"run": 1}).fetchall()
         assert rows == [(r, len(CLIENTS), sum(CLIENTS.values()), 1) for r in range(1, ROUNDS + 1)], rows
         check_replay(con, q["replay_strategies"])
