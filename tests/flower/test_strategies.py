@@ -516,7 +516,7 @@ def test_fedadam_five_rounds_numpy2_promotes():
         fedadam.np = saved
 
 
-SPEC_BUFFER = SPEC32 + [("bn.num_batches_tracked", (), np.int64)]  # PyTorch's BatchNorm counter
+SPEC_BUFFER = SPEC32 + [("bn.num_batches_tracked", (1,), np.int64)]  # PyTorch's BatchNorm counter (0-d there)
 
 
 def test_optimizers_with_an_int64_buffer():
