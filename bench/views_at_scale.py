@@ -10,7 +10,9 @@ global model plus noise; each global model the FedAvg of its round.
 
 Every view (all rows of the run), recipe and plot_rounds.py's main() is run
 once, warm (the database is read once before), and printed beside the time
-of reading the record BLOBs it involves once (ar_len over the same rows:
+(wall clock, and this process's CPU time, which a busy machine disturbs
+less; it includes the sampler thread's) of reading the record BLOBs it
+involves once (ar_len over the same rows:
 SQLite copies each BLOB out of its pages, and ar_len parses only the item
 table), with the ratio, and the peak temporary disk space the statement used
 (PRAGMA temp_store = FILE; a thread samples the sizes of the open files in
@@ -172,6 +174,13 @@ def timed(con, sql, params=()):
     return time.perf_counter() - t
 
 
+def cpu_timed(con, sql):
+    t = time.process_time()
+    for _ in con.execute(sql):
+        pass
+    return time.process_time() - t
+
+
 def measure(db, folder, record):
     import test_scale_safe
     from arlib import connect
@@ -198,7 +207,7 @@ def measure(db, folder, record):
     for name, sql, params in todo:
         con = open_db()
         with sampler:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             if name == "recipe replay_strategies":
                 p, r = dict(params), 0
                 while True:
@@ -210,19 +219,21 @@ def measure(db, folder, record):
             else:
                 for _ in con.execute(sql, params):
                     pass
-            t = time.perf_counter() - t
+            t, cpu = time.perf_counter() - t, time.process_time() - cpu
         base = sum(timed(con, b) for b in BASE[name])
-        rows.append((name, t, base, sampler.peak))
+        base_cpu = sum(cpu_timed(con, b) for b in BASE[name])
+        rows.append((name, t, base, cpu, base_cpu, sampler.peak))
         con.close()
     import plot_rounds
 
     with sampler:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         plot_rounds.main(["--db", db, "--out", os.path.join(os.path.dirname(db), "rounds.png")])
-        t = time.perf_counter() - t
+        t, cpu = time.perf_counter() - t, time.process_time() - cpu
     con = open_db()
     base = sum(timed(con, b) for b in BASE["plot_rounds.py"])
-    rows.append(("plot_rounds.py", t, base, sampler.peak))
+    base_cpu = sum(cpu_timed(con, b) for b in BASE["plot_rounds.py"])
+    rows.append(("plot_rounds.py", t, base, cpu, base_cpu, sampler.peak))
     # one record-sized result written into fresh memory, less reading it
     one = "SELECT rec FROM global_models WHERE run = 1 AND round = 1"
     read = min(timed(con, "SELECT ar_len(rec) FROM (%s)" % one) for _ in range(3))
@@ -242,9 +253,15 @@ def main(argv=None):
         db, folder, record = args.child
         rows, write, read = measure(db, folder, int(record))
         record = int(record)
-        print("%-34s %9s %9s %6s %12s" % ("statement", "time s", "read s", "ratio", "temp bytes"))
-        for name, t, base, peak in rows:
-            print("%-34s %9.3f %9.3f %6.2f %12d" % (name, t, base, t / base if base else float("nan"), peak))
+        print(
+            "%-34s %8s %8s %6s %8s %8s %6s %11s"
+            % ("statement", "wall s", "read s", "ratio", "cpu s", "read cpu", "ratio", "temp bytes")
+        )
+        for name, t, base, cpu, base_cpu, peak in rows:
+            print(
+                "%-34s %8.3f %8.3f %6.2f %8.3f %8.3f %6.2f %11d"
+                % (name, t, base, t / base, cpu, base_cpu, cpu / base_cpu if base_cpu else float("nan"), peak)
+            )
         print(
             "one record (%.1f MB): reading it %.3f s; writing a record-sized result into fresh memory %.3f s more"
             % (record / 1e6, read, write)

@@ -53,7 +53,11 @@ GROUP BY run, round;
 -- update_norm = |u - p|, cosine_to_global_update = cos(u - p, g - p),
 -- computed as (|u - p|^2 + |g - p|^2 - |u - g|^2) / (2 |u - p| |g - p|) from
 -- three ar_compare passes (no record is built), and cosine_to_global_model
--- = cos(u, g). NULL when g is not stored, or a norm is 0.
+-- = cos(u, g). NULL when g is not stored, or a norm is 0. Each column is
+-- its own subquery: all three cost five ar_compare passes per row (SQLite
+-- computes only the columns a query asks for), each reading its two
+-- records; the differences are exact (in double), not rounded to float32
+-- as ar_sub's would be.
 CREATE VIEW IF NOT EXISTS client_update_stats AS
 SELECT u.run, u.round, u.client, u.num_examples,
        (SELECT sqrt(sum(c.norm_diff * c.norm_diff)) FROM ar_compare(u.rec, prev.rec) AS c) AS update_norm,
