@@ -5,20 +5,21 @@ with sql/schema.sql (for instance by examples/flower_log.py).
 For every round, the mean over clients of the L2 norm of each layer's
 update (client model minus the global model it started from — the
 layer_update_norms view), one line per layer, plus the mean over clients
-of the whole-model update norm. Writes a PNG.
+of the whole-model update norm. Trained parameters only: PyTorch buffers
+(BatchNorm's running statistics and counters, is_buffer in the view) are
+left out unless --buffers is given. Writes a PNG.
 
-    /usr/bin/python3 examples/plot_rounds.py --db runs.db --out rounds.png [--run 1]
+The queries read each client update once, in the tables' own order (one
+ar_compare pass per update), and the means are taken here in Python: no
+GROUP BY or ORDER BY makes SQLite sort rows carrying the models, so a run of
+large models (a resnet18 record is 45 MB) needs no temporary disk space.
+
+    /usr/bin/python3 examples/plot_rounds.py --db runs.db --out rounds.png [--run 1] [--buffers]
 """
 
 import argparse
 import os
 import sys
-
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 try:
     import sqlite_arrayrecord as sar
@@ -28,38 +29,66 @@ except ImportError:  # not installed: the package's source in this checkout, wit
 
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 
+# Per client update and layer: its update norm, rows in index order (no sort).
+LAYER_NORMS = "SELECT key, round, update_norm, is_buffer FROM layer_update_norms WHERE run = ?"
+# Per client update: its whole-model update norm.
+WHOLE_NORMS = "SELECT round, update_norm FROM client_update_stats WHERE run = ?"
+QUERIES = (LAYER_NORMS, WHOLE_NORMS)
+
+
+def install_views(con):
+    """This checkout's sql/views.sql as TEMP views: they shadow views of the
+    same names that the database may hold from an older views.sql, and
+    nothing is written to it."""
+    with open(os.path.join(SQL_DIR, "views.sql"), encoding="utf-8") as f:
+        con.executescript(f.read().replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW IF NOT EXISTS"))
+
+
+def means(rows):
+    """{group: mean of values} from (group, value) pairs, groups in first-seen order."""
+    acc = {}
+    for group, value in rows:
+        if value is not None:
+            s, n = acc.get(group, (0.0, 0))
+            acc[group] = (s + value, n + 1)
+    return {g: s / n for g, (s, n) in acc.items()}
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default="flower_runs.db")
     ap.add_argument("--out", default="rounds.png")
     ap.add_argument("--run", type=int, help="run id (default: the latest run)")
+    ap.add_argument("--buffers", action="store_true", help="plot PyTorch buffers (running_mean, ...) too")
     args = ap.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display needed
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     con = sar.connect(args.db)
-    with open(os.path.join(SQL_DIR, "views.sql"), encoding="utf-8") as f:
-        con.executescript(f.read())  # CREATE VIEW IF NOT EXISTS: harmless if present
+    install_views(con)
     run = args.run or con.execute("SELECT max(run) FROM runs").fetchone()[0]
     if run is None:
         print(f"{args.db} has no runs", file=sys.stderr)
         return 1
     name = con.execute("SELECT name FROM runs WHERE run = ?", (run,)).fetchone()[0]
 
+    per_key = means(
+        ((key, rnd), norm)
+        for key, rnd, norm, is_buffer in con.execute(LAYER_NORMS, (run,))
+        if args.buffers or not is_buffer
+    )
     layers = {}
-    for key, rnd, norm in con.execute(
-        """
-            SELECT key, round, avg(update_norm) FROM layer_update_norms
-            WHERE run = ? GROUP BY key, round ORDER BY key, round""",
-        (run,),
-    ):
+    for (key, rnd), norm in per_key.items():
         layers.setdefault(key, ([], []))
         layers[key][0].append(rnd)
         layers[key][1].append(norm)
-    whole = con.execute(
-        """SELECT round, avg(update_norm) FROM client_update_stats
-                           WHERE run = ? GROUP BY round ORDER BY round""",
-        (run,),
-    ).fetchall()
+    for rounds, norms in layers.values():  # rows come round by round; sort each line anyway
+        order = sorted(range(len(rounds)), key=rounds.__getitem__)
+        rounds[:], norms[:] = [rounds[i] for i in order], [norms[i] for i in order]
+    whole = sorted(means(con.execute(WHOLE_NORMS, (run,))).items())
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     for key, (rounds, norms) in layers.items():
@@ -72,7 +101,8 @@ def main(argv=None):
     ax.set_title(f"Per-layer update norms — run {run} ({name})")
     ax.set_yscale("log")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if len(layers) <= 20:  # a resnet has 60 or more: the lines alone, then
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(args.out)
     print(f"wrote {args.out}: {len(layers)} layers over {len(whole)} rounds of run {run}")

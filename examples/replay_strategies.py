@@ -6,8 +6,11 @@ Builds a small tracking database (sql/schema.sql) with a synthetic run —
 clients that each pull the model towards their own optimum, weighted by
 their example counts — then runs sql/queries.sql's replay_strategies
 recipe: FedAvg against FedAdam (Flower's defaults, or --options), each
-stepped from the run's initial model over the same FedAvg aggregates.
-Writes a PNG of the per-round L2 distance between the two global models.
+stepped from the run's initial model over the same FedAvg aggregates. The
+recipe computes one round per statement; this loop runs it for round 0, 1,
+2, ... and hands each round the two states the previous one returned, so
+only two states are ever held, whatever the model's size. Writes a PNG of
+the per-round L2 distance between the two global models.
 
     /usr/bin/python3 examples/replay_strategies.py --out replay.png [--rounds 10] [--options '{"eta": 0.05}']
 """
@@ -39,6 +42,29 @@ def recipe(name):
     """One recipe of queries.sql, by its '-- name:' line."""
     parts = re.split(r"^-- name: (\w+)\n", read_sql("queries.sql"), flags=re.M)
     return dict(zip(parts[1::2], parts[2::2]))[name].split(";")[0] + ";"
+
+
+def replay(con, run, strategy_a, strategy_b, options_a, options_b):
+    """[(round, distance)]: the replay_strategies recipe, round by round,
+    until the run has no updates for the next round."""
+    sql, rows, state_a, state_b, r = recipe("replay_strategies"), [], None, None, 0
+    while True:
+        params = {
+            "run": run,
+            "round": r,
+            "strategy_a": strategy_a,
+            "strategy_b": strategy_b,
+            "options_a": options_a,
+            "options_b": options_b,
+            "state_a": state_a,
+            "state_b": state_b,
+        }
+        row = con.execute(sql, params).fetchone()
+        if row is None:
+            return rows
+        _, state_a, state_b, distance = row
+        rows.append((r, distance))
+        r += 1
 
 
 def build_run(con, rounds, rng):
@@ -109,10 +135,7 @@ def main(argv=None):
 
     con = sar.connect(args.db)
     build_run(con, args.rounds, np.random.default_rng(0))
-    rows = con.execute(
-        recipe("replay_strategies"),
-        {"run": 1, "strategy_a": "fedavg", "strategy_b": args.strategy, "options_a": "{}", "options_b": args.options},
-    ).fetchall()
+    rows = replay(con, 1, "fedavg", args.strategy, "{}", args.options)
     for rnd, dist in rows:
         print(f"round {rnd:2d}: |FedAvg - {args.strategy}| = {dist:.6f}")
 

@@ -4,13 +4,16 @@
 --
 -- Each recipe starts with a "-- name:" line. Parameters are named:
 --   :run      a run (every recipe)
---   :round    a round (largest_updates, export_layer)
+--   :round    a round (largest_updates, export_layer, replay_strategies)
 --   :key      a layer's key in the record (export_layer)
 --   :round_a  :round_b   the two rounds to compare (diff_checkpoints)
 --   :strategy_a  :strategy_b   two server strategies, 'fedavg', 'fedavgm',
 --             'fedadam', 'fedyogi' or 'fedadagrad' (replay_strategies)
 --   :options_a  :options_b     their options as JSON, '{}' for Flower's
 --             defaults, e.g. '{"eta": 0.05}' (replay_strategies)
+--   :state_a  :state_b   the two strategies' states after round :round - 1,
+--             as the previous step returned them (replay_strategies; unused,
+--             and may be NULL, in round 0)
 -- In the sqlite3 shell set them first, e.g.
 --   .param set :run 1
 --   .param set :round 3
@@ -23,23 +26,28 @@
 -- text is an invalid JSON path) only when the parameter is NULL. Plain SQL,
 -- so it works in any SQLite (RAISE() exists in triggers only).
 
+-- Scale-safe, as sql/views.sql: no recipe sorts, groups or materializes
+-- rows that carry a record BLOB (the only sorts are of the final rows, which
+-- hold numbers and keys); a record that a recipe needs several times is read
+-- once, through a scalar subquery that depends on parameters only (SQLite
+-- evaluates it once per statement). Recipes that rank layers leave PyTorch
+-- buffers out (see sql/views.sql): delete their "NOT is_buffer" line to
+-- include them.
+
 -- name: layer_norm_jumps
 -- Which layer's weights jumped? The L2 norm of every layer of the global
--- model per round against the previous round, ratios above 1.5 first.
-WITH norms AS (
-  SELECT g.run, g.round, a.key, npy_norm(ar_get(g.rec, a.key)) AS norm
-  FROM global_models AS g, array_record(g.rec) AS a
-  WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
-    AND g.run = :run
-), steps AS (
-  SELECT run, round, key, norm,
-         lag(norm) OVER (PARTITION BY run, key ORDER BY round) AS previous
-  FROM norms
-)
-SELECT round, key, round(previous, 4) AS previous, round(norm, 4) AS norm,
-       round(norm / previous, 2) AS ratio
-FROM steps
-WHERE previous > 0 AND norm / previous > 1.5
+-- model per round against the previous round (round - 1), ratios above 1.5
+-- first. Trained parameters only: BatchNorm's running statistics and
+-- integer counters are left out (delete the "is_buffer" line to see them).
+SELECT g.round, c.key, round(c.norm_b, 4) AS previous, round(c.norm_a, 4) AS norm,
+       round(c.norm_a / c.norm_b, 2) AS ratio
+FROM global_models AS g
+JOIN global_models AS p ON p.run = g.run AND p.round = g.round - 1,
+     ar_compare(g.rec, p.rec) AS c
+WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+  AND g.run = :run
+  AND NOT (c.key GLOB '*running_mean' OR c.key GLOB '*running_var' OR c.key GLOB '*num_batches_tracked' OR c.dtype GLOB '*int*' OR c.dtype = 'bool') -- is_buffer
+  AND c.norm_b > 0 AND c.norm_a / c.norm_b > 1.5
 ORDER BY ratio DESC;
 
 -- name: clients_against_consensus
@@ -53,11 +61,13 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 ORDER BY cosine_to_global_update;
 
 -- name: largest_updates
--- The largest client updates of a round, layer by layer.
+-- The largest client updates of a round, layer by layer (trained
+-- parameters only, delete the "is_buffer" line to rank buffers too).
 SELECT client, key, round(update_norm, 4) AS update_norm
 FROM layer_update_norms
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round, json_extract('{}', 'parameter :round is not set')) IS NOT NULL
   AND run = :run AND round = :round
+  AND NOT is_buffer
 ORDER BY update_norm DESC
 LIMIT 5;
 
@@ -72,25 +82,42 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- name: diff_checkpoints
 -- What changed between two checkpoints? Per layer: L2 of the difference,
 -- largest absolute change, and whether they are equal within NumPy's
--- allclose tolerances.
-SELECT s.key, round(s.l2, 6) AS l2_of_difference,
-       round(max(abs(s.min), abs(s.max)), 6) AS max_abs_change,
-       npy_allclose(ar_get(b.rec, s.key), ar_get(a.rec, s.key)) AS allclose
-FROM global_models AS a, global_models AS b, ar_stats(ar_sub(b.rec, a.rec)) AS s
+-- allclose tolerances. Every key the two have in common, buffers included
+-- (a checkpoint diff). One ar_compare pass over the two records; allclose
+-- (rtol 1e-5, atol 1e-8, against round_a's array) follows from its numbers
+-- when they settle it with a factor 2 to spare: a largest difference of at
+-- most atol / 2 is close, one above twice atol + rtol * (the L2 norm of
+-- round_a's array, which bounds every element) is not. Only in between, or
+-- with NaN or Inf, does npy_allclose compare the two arrays, which SQLite
+-- hands it as whole copies of both records (a subquery's value is copied
+-- for each use; so is a table's BLOB column, read again for each key).
+SELECT c.key, round(c.norm_diff, 6) AS l2_of_difference,
+       round(c.max_abs_diff, 6) AS max_abs_change,
+       coalesce(CASE WHEN c.nonfinite_a + c.nonfinite_b > 0 OR c.max_abs_diff IS NULL THEN NULL
+                     WHEN c.max_abs_diff <= 0.5e-8 THEN 1
+                     WHEN c.max_abs_diff > 2 * (1e-8 + 1e-5 * c.norm_b) THEN 0 END,
+                npy_allclose(ar_get((SELECT rec FROM global_models WHERE run = :run AND round = :round_b), c.key),
+                             ar_get((SELECT rec FROM global_models WHERE run = :run AND round = :round_a), c.key))) AS allclose
+FROM ar_compare((SELECT rec FROM global_models WHERE run = :run AND round = :round_b),
+                (SELECT rec FROM global_models WHERE run = :run AND round = :round_a)) AS c
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round_a, json_extract('{}', 'parameter :round_a is not set')) IS NOT NULL AND coalesce(:round_b, json_extract('{}', 'parameter :round_b is not set')) IS NOT NULL
-  AND a.run = :run AND a.round = :round_a AND b.run = :run AND b.round = :round_b
-ORDER BY s.l2 DESC;
+  AND c.position IS NOT NULL AND c.b_position IS NOT NULL
+ORDER BY c.norm_diff DESC;
 
 -- name: fedavg_check
 -- Recompute a round's FedAvg from the client updates and compare it with
--- the global model the server stored.
-SELECT f.round, f.clients, f.num_examples,
-       ar_allclose(f.rec, g.rec, 1e-5, 1e-6) AS matches_stored_global_model
-FROM round_fedavg AS f
-JOIN global_models AS g USING (run, round)
+-- the global model the server stored (the round_fedavg view's numbers, one
+-- round at a time: no round's mean is held beyond its row).
+SELECT g.round,
+       (SELECT count(*) FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round) AS clients,
+       (SELECT sum(u.num_examples) FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round) AS num_examples,
+       ar_allclose((SELECT ar_mean(u.rec, u.num_examples) FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round),
+                   g.rec, 1e-5, 1e-6) AS matches_stored_global_model
+FROM global_models AS g
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
-  AND f.run = :run
-ORDER BY f.round;
+  AND g.run = :run
+  AND EXISTS (SELECT 1 FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round)
+ORDER BY g.round;
 
 -- name: shrink_to_float16
 -- Shrink the stored global models of a run to float16 (floating arrays
@@ -103,28 +130,32 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- UPDATE global_models SET rec = ar_cast(rec, 'float16') WHERE run = :run;
 
 -- name: replay_strategies
--- Replay a run's logged client updates under two server strategies, from
--- the run's round-0 global model: the state after round r is
--- ar_server_step(strategy, state after round r - 1, FedAvg of round r's
--- updates, r), as Flower's ServerApp loop computes it. Per round, how far
--- apart the two global models are (L2 norm of their difference).
-WITH RECURSIVE replay(round, a, b) AS (
-  SELECT 0, rd('arrays', 'array', rec), rd('arrays', 'array', rec)
-  FROM global_models
-  WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
-    AND coalesce(:strategy_a, json_extract('{}', 'parameter :strategy_a is not set')) IS NOT NULL
-    AND coalesce(:strategy_b, json_extract('{}', 'parameter :strategy_b is not set')) IS NOT NULL
-    AND coalesce(:options_a, json_extract('{}', 'parameter :options_a is not set')) IS NOT NULL
-    AND coalesce(:options_b, json_extract('{}', 'parameter :options_b is not set')) IS NOT NULL
-    AND run = :run AND round = 0
-  UNION ALL
-  SELECT p.round + 1,
-         ar_server_step(:strategy_a, p.a, f.agg, p.round + 1, :options_a),
-         ar_server_step(:strategy_b, p.b, f.agg, p.round + 1, :options_b)
-  FROM replay AS p,
-       (SELECT round, ar_mean(rec, num_examples) AS agg FROM client_updates WHERE run = :run GROUP BY round) AS f
-  WHERE f.round = p.round + 1
-)
-SELECT round, round(ar_norm(ar_sub(rd_array_record(a, 'arrays'), rd_array_record(b, 'arrays'))), 6) AS distance
-FROM replay
-ORDER BY round;
+-- Replay a run's logged client updates under two server strategies, one
+-- round per statement: the caller runs it for :round = 0, 1, 2, ... and
+-- passes back the two states it returned (examples/replay_strategies.py
+-- does). Round 0 gives the run's round-0 global model as both states, round
+-- r gives ar_server_step(strategy, state after round r - 1, FedAvg of round
+-- r's updates, r), as Flower's ServerApp loop computes it. Columns: the
+-- round, the two new states (RecordDicts) and how far apart the two global
+-- models are (L2 norm of their difference). No row once the run has no
+-- updates for :round. Only two states are held at a time, in the caller.
+SELECT :round AS round, s.a AS state_a, s.b AS state_b,
+       round((SELECT sqrt(sum(c.norm_diff * c.norm_diff))
+              FROM ar_compare(rd_array_record(s.a, 'arrays'), rd_array_record(s.b, 'arrays')) AS c), 6) AS distance
+FROM (SELECT CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)
+                  ELSE ar_server_step(:strategy_a, :state_a, m.agg, :round, :options_a) END AS a,
+             CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)
+                  ELSE ar_server_step(:strategy_b, :state_b, m.agg, :round, :options_b) END AS b
+      FROM (SELECT (SELECT rec FROM global_models WHERE run = :run AND round = 0 AND :round = 0) AS rec,
+                   (SELECT ar_mean(rec, num_examples) FROM client_updates WHERE run = :run AND round = :round AND :round > 0) AS agg) AS m
+      WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
+        AND coalesce(:round, json_extract('{}', 'parameter :round is not set')) IS NOT NULL
+        AND coalesce(:strategy_a, json_extract('{}', 'parameter :strategy_a is not set')) IS NOT NULL
+        AND coalesce(:strategy_b, json_extract('{}', 'parameter :strategy_b is not set')) IS NOT NULL
+        AND coalesce(:options_a, json_extract('{}', 'parameter :options_a is not set')) IS NOT NULL
+        AND coalesce(:options_b, json_extract('{}', 'parameter :options_b is not set')) IS NOT NULL
+        AND coalesce(:state_a, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_a is not set')) IS NOT NULL
+        AND coalesce(:state_b, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_b is not set')) IS NOT NULL
+        AND coalesce(m.rec, m.agg) IS NOT NULL
+      LIMIT 1) AS s -- LIMIT and the WHERE below: SQLite runs s as a co-routine, each state computed once
+WHERE s.a IS NOT NULL;

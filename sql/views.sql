@@ -7,7 +7,29 @@
 --
 -- Client updates are full models, as Flower clients send them back; an
 -- "update" below is the client model minus the global model it started
--- from (the previous round's global model).
+-- from (the previous round's global model). The views need only the columns
+-- of client_updates(run, round, client, num_examples, metrics, rec) and
+-- global_models(run, round, rec), whether tables or views.
+--
+-- Scale-safe: models may be large (a resnet18 record is 45 MB), so no view
+-- sorts, groups or materializes rows that carry a record BLOB through a
+-- temporary B-tree, and per-key numbers come from ar_compare(a, b), which
+-- reads each record once per row (ar_get(rec, key) per key would make SQLite
+-- read the whole BLOB again for every key). tests/python/test_scale_safe.py
+-- checks the query plans and the temporary space of every view. Whole-model
+-- numbers are sums over ar_compare's rows; they use SQLite's sqrt()
+-- (SQLite 3.35 or newer built with its math functions, as the sqlite3 shell
+-- and Python's sqlite3 are).
+--
+-- PyTorch buffers. A state_dict holds BatchNorm's running statistics
+-- (*.running_mean, *.running_var) and counters (*.num_batches_tracked, int64)
+-- beside the trained parameters; they move for other reasons than training
+-- and dominate "largest change" rankings. layer_update_norms marks them with
+-- is_buffer = 1 (a key ending in running_mean, running_var or
+-- num_batches_tracked, or an array of an integer or bool dtype, which no
+-- trained parameter has); the recipes of sql/queries.sql that rank layers
+-- leave them out unless told otherwise. The whole-model numbers of
+-- client_update_stats cover every array, buffers included, as ar_norm does.
 
 -- Every array of every client update: shapes, dtypes, sizes.
 CREATE VIEW IF NOT EXISTS update_arrays AS
@@ -15,7 +37,9 @@ SELECT u.run, u.round, u.client, a.position, a.key, a.dtype, a.shape, a.numel, a
 FROM client_updates AS u, array_record(u.rec) AS a;
 
 -- FedAvg of each round's client models, weighted by num_examples — the
--- model Flower's FedAvg strategy would build.
+-- model Flower's FedAvg strategy would build. The GROUP BY reads the
+-- (run, round) primary key's index in order: no sort, one model's
+-- accumulators in memory.
 CREATE VIEW IF NOT EXISTS round_fedavg AS
 SELECT run, round, count(*) AS clients, sum(num_examples) AS num_examples,
        ar_mean(rec, num_examples) AS rec
@@ -25,22 +49,42 @@ GROUP BY run, round;
 -- Each client's update against the global model it started from: its L2
 -- norm, its cosine to the server's aggregate update (negative = it pulls
 -- the other way), and the cosine of the client model to the new global model.
+-- With u the client model, p the previous global model and g the new one:
+-- update_norm = |u - p|, cosine_to_global_update = cos(u - p, g - p),
+-- computed as (|u - p|^2 + |g - p|^2 - |u - g|^2) / (2 |u - p| |g - p|) from
+-- three ar_compare passes (no record is built), and cosine_to_global_model
+-- = cos(u, g). NULL when g is not stored, or a norm is 0. Each column is
+-- its own subquery: all three cost five ar_compare passes per row (SQLite
+-- computes only the columns a query asks for), each reading its two
+-- records; the differences are exact (in double), not rounded to float32
+-- as ar_sub's would be.
 CREATE VIEW IF NOT EXISTS client_update_stats AS
 SELECT u.run, u.round, u.client, u.num_examples,
-       ar_norm(ar_sub(u.rec, prev.rec)) AS update_norm,
-       ar_cosine(ar_sub(u.rec, prev.rec), ar_sub(g.rec, prev.rec)) AS cosine_to_global_update,
-       ar_cosine(u.rec, g.rec) AS cosine_to_global_model
+       (SELECT sqrt(sum(c.norm_diff * c.norm_diff)) FROM ar_compare(u.rec, prev.rec) AS c) AS update_norm,
+       (SELECT (sum(s.up) + sum(s.gp) - sum(s.ug)) / (2 * sqrt(sum(s.up)) * sqrt(sum(s.gp)))
+        FROM (SELECT c.norm_diff * c.norm_diff AS up, 0 AS gp, 0 AS ug FROM ar_compare(u.rec, prev.rec) AS c
+              UNION ALL SELECT 0, c.norm_diff * c.norm_diff, 0 FROM ar_compare(g.rec, prev.rec) AS c
+              UNION ALL SELECT 0, 0, c.norm_diff * c.norm_diff FROM ar_compare(u.rec, g.rec) AS c) AS s
+       ) AS cosine_to_global_update,
+       (SELECT sum(c.dot) / (sqrt(sum(c.norm_a * c.norm_a)) * sqrt(sum(c.norm_b * c.norm_b)))
+        FROM ar_compare(u.rec, g.rec) AS c) AS cosine_to_global_model
 FROM client_updates AS u
 JOIN global_models AS prev ON prev.run = u.run AND prev.round = u.round - 1
 LEFT JOIN global_models AS g ON g.run = u.run AND g.round = u.round;
 
--- The same per layer: which layers each client moved, and how far.
+-- The same per layer: which layers each client moved, and how far
+-- (update_norm = |u - p| of that key), one ar_compare pass per client
+-- update. is_buffer marks PyTorch buffers (see above): filter with
+-- "WHERE NOT is_buffer" to rank trained parameters only. Keys of the
+-- client model only (not in the previous global model) give a NULL norm.
 CREATE VIEW IF NOT EXISTS layer_update_norms AS
-SELECT u.run, u.round, u.client, a.key,
-       npy_norm(npy_sub(ar_get(u.rec, a.key), ar_get(prev.rec, a.key))) AS update_norm
+SELECT u.run, u.round, u.client, c.key, c.norm_diff AS update_norm,
+       (c.key GLOB '*running_mean' OR c.key GLOB '*running_var' OR c.key GLOB '*num_batches_tracked'
+        OR c.dtype GLOB '*int*' OR c.dtype = 'bool') AS is_buffer
 FROM client_updates AS u
 JOIN global_models AS prev ON prev.run = u.run AND prev.round = u.round - 1,
-     array_record(u.rec) AS a;
+     ar_compare(u.rec, prev.rec) AS c
+WHERE c.position IS NOT NULL;
 
 -- Size of the global model per round.
 CREATE VIEW IF NOT EXISTS model_sizes AS

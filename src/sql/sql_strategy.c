@@ -199,8 +199,40 @@ static void step_key_run(const so_params *p, const step_key *k, unsigned char *s
   }
 }
 
+/* Integer and bool arrays, as Flower's NumPy arithmetic meets them: every
+** expression of a step combines an array with a float array or a Python
+** float, so NumPy 2 casts the integers to the float dtype of the operation
+** (np.result_type: float64 for 32- and 64-bit integers, float32 for
+** smaller ones and bool, against a float32 or float64 array). The array is
+** cast once, up front, to that float dtype into a buffer of its own (listed
+** in *owned, freed by the caller); the step then sees a float array. A
+** float dtype is left as it is. 1, or 0 after an error. */
+static int float_view(sqlite3_context *ctx, npy_array *a, unsigned char *scratch, unsigned char **owned, int *nowned,
+                      codec_span key, const char *what) {
+  char k = dt_kind((dt_type)a->dtype.type), q[CODEC_QUOTE_MAX];
+  dt_type t = (dt_type)a->dtype.type;
+  npy_array res;
+  unsigned char *dst;
+  codec_err err;
+  if (k != DT_KIND_INT && k != DT_KIND_UINT && k != DT_KIND_BOOL) return 1;
+  am_cast_plan(a, dt_native(k != DT_KIND_BOOL && dt_size(t) >= 4 ? DT_FLOAT64 : DT_FLOAT32), &res);
+  if (!(dst = codec_malloc(res.nbytes ? res.nbytes : 1))) {
+    sqlite3_result_error_nomem(ctx);
+    return 0;
+  }
+  owned[(*nowned)++] = dst;
+  if (am_cast_run(a, &res, dst, scratch, &err) != CODEC_OK) {
+    sql_error(ctx, "key '%s' of %s: %s", quote(q, key), what, err.msg);
+    return 0;
+  }
+  res.data = dst;
+  *a = res;
+  return 1;
+}
+
 /* Open every array of a record. */
-static int open_all(sqlite3_context *ctx, const record_t *rec, npy_array *arrays, const char *what) {
+static int open_all(sqlite3_context *ctx, const record_t *rec, npy_array *arrays, const char *what,
+                    unsigned char *scratch, unsigned char **owned, int *nowned) {
   codec_err err;
   int i, rc;
   for (i = 0; i < rec->n; i++) {
@@ -211,6 +243,7 @@ static int open_all(sqlite3_context *ctx, const record_t *rec, npy_array *arrays
         sql_error(ctx, "%s: %s", what, err.msg);
       return 0;
     }
+    if (!float_view(ctx, &arrays[i], scratch, owned, nowned, rec->items[i].key, what)) return 0;
   }
   return 1;
 }
@@ -242,7 +275,7 @@ static int state_record(sqlite3_context *ctx, const recorddict_t *rd, const char
 static int same_layout(sqlite3_context *ctx, const npy_array *x, const npy_array *b, codec_span key, const char *what) {
   char q[CODEC_QUOTE_MAX], s1[80], s2[80];
   if (b->dtype.type != DT_FLOAT32 && b->dtype.type != DT_FLOAT64) {
-    sql_error(ctx, "key '%s' has dtype %s in %s; the arrays must be float32 or float64", quote(q, key),
+    sql_error(ctx, "key '%s' has dtype %s in %s; the arrays must be float32, float64, integer or bool", quote(q, key),
               dt_type_name((dt_type)b->dtype.type), what);
     return 0;
   }
@@ -291,11 +324,11 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   so_params p;
   double values[7], numpy;
   sqlite3_int64 round;
-  unsigned char *scratch = NULL;
+  unsigned char *scratch = NULL, **owned = NULL;
   buf_t out;
   char q[CODEC_QUOTE_MAX];
   const char *names[3];
-  int i, j, r, rc, has_m = 0, has_v = 0, nrec;
+  int i, j, r, rc, has_m = 0, has_v = 0, nrec, nowned = 0;
   codec_err err;
 
   recorddict_init(&rd);
@@ -373,27 +406,32 @@ static void server_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     arrays = codec_malloc((nmax ? nmax : 1) * sizeof(npy_array));
     keys = codec_malloc((uint64_t)(model.n ? model.n : 1) * sizeof(step_key));
     scratch = am_scratch();
-    if (!arrays || !keys || !scratch) goto nomem;
+    owned = codec_malloc(((uint64_t)model.n + (uint64_t)agg.n + (uint64_t)mrec.n + (uint64_t)vrec.n + 1) *
+                         sizeof(unsigned char *));
+    if (!arrays || !keys || !scratch || !owned) goto nomem;
     memset(keys, 0, (size_t)(model.n ? model.n : 1) * sizeof(step_key));
   }
-  if (!open_all(ctx, &model, arrays, "state 'arrays'")) goto done;
+  if (!open_all(ctx, &model, arrays, "state 'arrays'", scratch, owned, &nowned)) goto done;
   for (i = 0; i < model.n; i++) {
     keys[i].x = arrays[i];
     if (arrays[i].dtype.type != DT_FLOAT32 && arrays[i].dtype.type != DT_FLOAT64) {
-      sql_error(ctx, "key '%s' of the state's 'arrays' has dtype %s; the model must be float32 or float64",
+      sql_error(ctx,
+                "key '%s' of the state's 'arrays' has dtype %s; the model must be float32, float64, integer or bool",
                 quote(q, model.items[i].key), dt_type_name((dt_type)arrays[i].dtype.type));
       goto done;
     }
   }
-  if (!open_all(ctx, &agg, arrays, "aggregate")) goto done;
+  if (!open_all(ctx, &agg, arrays, "aggregate", scratch, owned, &nowned)) goto done;
   if (!match_keys(ctx, &model, keys, &agg, arrays, 1, "the aggregate")) goto done;
   if (has_m) {
     char what[64];
     snprintf(what, sizeof(what), "the state's '%s'", names[1]);
-    if (!open_all(ctx, &mrec, arrays, names[1]) || !match_keys(ctx, &model, keys, &mrec, arrays, 2, what)) goto done;
+    if (!open_all(ctx, &mrec, arrays, names[1], scratch, owned, &nowned) ||
+        !match_keys(ctx, &model, keys, &mrec, arrays, 2, what))
+      goto done;
   }
   if (has_v) {
-    if (!open_all(ctx, &vrec, arrays, names[2]) ||
+    if (!open_all(ctx, &vrec, arrays, names[2], scratch, owned, &nowned) ||
         !match_keys(ctx, &model, keys, &vrec, arrays, 3, "the state's 'v_t'"))
       goto done;
   }
@@ -462,6 +500,8 @@ nomem:
   sqlite3_result_error_nomem(ctx);
 done:
   buf_free(&out);
+  while (nowned > 0) codec_free(owned[--nowned]);
+  codec_free(owned);
   codec_free(scratch);
   codec_free(keys);
   codec_free(arrays);

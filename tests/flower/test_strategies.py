@@ -413,16 +413,16 @@ def _state(strategy):
     return {"m_t": _copy(strategy.m_t), "v_t": _copy(strategy.v_t)}
 
 
-def _optimizer_rounds(name, options, n, client_dtypes, rounds=5):
+def _optimizer_rounds(name, options, n, client_dtypes, rounds=5, spec=SPEC):
     """start() for `rounds` rounds; the same in SQL, round after round:
     state = ar_server_step(name, state, FedAvg aggregate, round, options).
     Every round's model and optimizer arrays must be Flower's, bit for bit
     and dtype for dtype. Returns the dtypes of the last model."""
     strategy = OPTIMIZERS[name](fraction_evaluate=0.0, **options)
-    res, grid = run(strategy, initial(SPEC), fleet(n, client_dtypes, seed=n), num_rounds=rounds, watch=_state)
+    res, grid = run(strategy, initial(spec), fleet(n, client_dtypes, seed=n), num_rounds=rounds, watch=_state)
     con = connect()
     store(con, grid)
-    state = one(con, "SELECT rd('arrays', 'array', ?)", ar_bytes(initial(SPEC)))
+    state = one(con, "SELECT rd('arrays', 'array', ?)", ar_bytes(initial(spec)))
     for rnd in range(1, rounds + 1):
         state = one(
             con,
@@ -512,6 +512,33 @@ def test_fedadam_five_rounds_numpy2_promotes():
     try:
         for n, options, client_dtypes in FEDADAM_CASES:
             assert set(_optimizer_rounds("fedadam", options, n, client_dtypes).values()) == {"float64"}
+    finally:
+        fedadam.np = saved
+
+
+SPEC_BUFFER = SPEC32 + [("bn.num_batches_tracked", (1,), np.int64)]  # PyTorch's BatchNorm counter (0-d there)
+
+
+def test_optimizers_with_an_int64_buffer():
+    """A model with an int64 buffer, as a PyTorch state_dict has, and clients
+    that reply it as int64: FedAvg's aggregate makes it float64, and every
+    server optimizer computes on the int64 model as NumPy 2 does (int64 with
+    float64 gives float64) — bit-identical to Flower over 3 rounds, the
+    buffer float64 from round 1 on."""
+    import flwr.serverapp.strategy.fedadam as fedadam
+
+    saved = fedadam.np
+    fedadam.np = _NumPyWithCPow()
+    try:
+        for name, options in [
+            ("fedadam", {}),
+            ("fedyogi", {}),
+            ("fedadagrad", {}),
+            ("fedavgm", {"server_momentum": 0.9}),
+            ("fedavgm", {"server_learning_rate": 0.5}),
+        ]:
+            got = _optimizer_rounds(name, options, 4, dtypes(SPEC_BUFFER), rounds=3, spec=SPEC_BUFFER)
+            assert got["bn.num_batches_tracked"] == "float64", (name, got)
     finally:
         fedadam.np = saved
 

@@ -110,8 +110,10 @@ def tracking_db(path):
 
 
 def delta(a, b):
-    """a - b with NumPy's type promotion (float32 - float32 stays float32), as ar_sub."""
-    return {k: (a[k] - b[k]).astype(np.float64) for k in a}
+    """a - b, exact: in float64 (the views compare records with ar_compare,
+    which takes each difference in double, not rounded to float32 as
+    ar_sub would)."""
+    return {k: a[k].astype(np.float64) - b[k].astype(np.float64) for k in a}
 
 
 def flat(d):
@@ -225,6 +227,8 @@ def test_cookbook_recipes():
             assert abs(l2 - np.linalg.norm(d)) < 1e-5, (key, l2)
             assert abs(max_abs - np.max(np.abs(d))) < 1e-5, (key, max_abs)
             assert close == int(np.allclose(globals_[3][key], globals_[1][key])), key
+        same = con.execute(q["diff_checkpoints"], {"run": 1, "round_a": 2, "round_b": 2}).fetchall()
+        assert sorted(same) == sorted((k, 0.0, 0.0, 1) for k in globals_[2]), same
         rows = con.execute(q["fedavg_check"], {"run": 1}).fetchall()
         assert rows == [(r, len(CLIENTS), sum(CLIENTS.values()), 1) for r in range(1, ROUNDS + 1)], rows
         check_replay(con, q["replay_strategies"])
@@ -237,13 +241,39 @@ def test_cookbook_recipes():
         ).fetchone() == ("float16", "int64")
 
 
+def replay(con, sql, run, strategy_a, strategy_b, options_a="{}", options_b="{}"):
+    """Drive the replay_strategies recipe round by round, as
+    examples/replay_strategies.py does: [(round, state_a, state_b, distance)]."""
+    rows, state_a, state_b, r = [], None, None, 0
+    while True:
+        got = con.execute(
+            sql,
+            {
+                "run": run,
+                "round": r,
+                "strategy_a": strategy_a,
+                "strategy_b": strategy_b,
+                "options_a": options_a,
+                "options_b": options_b,
+                "state_a": state_a,
+                "state_b": state_b,
+            },
+        ).fetchall()
+        if not got:
+            return rows
+        assert len(got) == 1 and got[0][0] == r, got
+        rows.append(got[0])
+        _, state_a, state_b, _ = got[0]
+        r += 1
+
+
 def check_replay(con, sql):
     """replay_strategies against Flower's FedAdam (test_strategy's NumPy
-    copy of fedadam.py) stepped over the same FedAvg aggregates."""
+    copy of fedadam.py) stepped over the same FedAvg aggregates: on run 1,
+    whose models hold an int64 buffer (bn.num_batches_tracked, which
+    becomes float64 as in NumPy), and on run 2, the same without it."""
     from test_strategy import FedAdam, FedYogi
 
-    # run 2: the same run without the integer buffer (server optimizers
-    # step float32/float64 models), for replay_strategies
     con.execute("INSERT INTO runs(run, name) VALUES (2, 'floats')")
     con.execute("INSERT INTO rounds(run, round) SELECT 2, round FROM rounds WHERE run = 1")
     con.execute(
@@ -254,38 +284,47 @@ def check_replay(con, sql):
         "ar_delete(rec, 'bn.num_batches_tracked') FROM client_updates WHERE run = 1"
     )
     con.commit()
-    aggs = {
-        r: {k: load_npy(d) for k, _, _, _, d in decode_record(rec)}
-        for r, rec in con.execute(
-            "SELECT round, ar_mean(rec, num_examples) FROM client_updates WHERE run = 2 GROUP BY round"
-        )
-    }
-    model0 = {
-        k: load_npy(d)
-        for k, _, _, _, d in decode_record(
-            con.execute("SELECT rec FROM global_models WHERE run = 2 AND round = 0").fetchone()[0]
-        )
-    }
-    for strategy, cls, options in (("fedadam", FedAdam, {}), ("fedyogi", FedYogi, {"eta": 0.05})):
-        rows = con.execute(
-            sql,
-            {
-                "run": 2,
-                "strategy_a": "fedavg",
-                "strategy_b": strategy,
-                "options_a": "{}",
-                "options_b": json.dumps(options),
-            },
-        ).fetchall()
-        assert [r[0] for r in rows] == list(range(ROUNDS + 1)), rows
-        assert rows[0][1] == 0.0, rows
-        ref, model = cls(**options), dict(model0)
-        for r in range(1, ROUNDS + 1):
-            ref.configure_train(model)
-            model = ref.aggregate_train(r, aggs[r])
-            d = np.sqrt(sum(np.sum((aggs[r][k].astype(np.float64) - model[k].astype(np.float64)) ** 2) for k in model))
-            assert abs(rows[r][1] - round(d, 6)) < 2e-6, (strategy, r, rows[r][1], d)
-        assert rows[-1][1] > 0, rows
+    for run in (1, 2):
+        aggs = {
+            r: {k: load_npy(d) for k, _, _, _, d in decode_record(rec)}
+            for r, rec in con.execute(
+                "SELECT round, ar_mean(rec, num_examples) FROM client_updates WHERE run = ? GROUP BY round", (run,)
+            )
+        }
+        model0 = {
+            k: load_npy(d)
+            for k, _, _, _, d in decode_record(
+                con.execute("SELECT rec FROM global_models WHERE run = ? AND round = 0", (run,)).fetchone()[0]
+            )
+        }
+        assert (run == 1) == ("bn.num_batches_tracked" in model0)
+        if run == 1:
+            assert model0["bn.num_batches_tracked"].dtype == np.int64
+        for strategy, cls, options in (("fedadam", FedAdam, {}), ("fedyogi", FedYogi, {"eta": 0.05})):
+            rows = replay(con, sql, run, "fedavg", strategy, "{}", json.dumps(options))
+            assert [r[0] for r in rows] == list(range(ROUNDS + 1)), rows
+            assert rows[0][3] == 0.0, rows
+            ref, model = cls(**options), dict(model0)
+            for r in range(1, ROUNDS + 1):
+                ref.configure_train(model)
+                model = ref.aggregate_train(r, aggs[r])
+                d = np.sqrt(
+                    sum(np.sum((aggs[r][k].astype(np.float64) - model[k].astype(np.float64)) ** 2) for k in model)
+                )
+                assert abs(rows[r][3] - round(d, 6)) < 2e-6, (run, strategy, r, rows[r][3], d)
+                # the state's model is Flower's, key by key; the int64 buffer becomes float64
+                # (float32 keys: NumPy 2 makes FedAdam's float64, this NumPy 1 keeps float32)
+                got = {
+                    k: load_npy(dd)
+                    for k, _, _, _, dd in decode_record(
+                        con.execute("SELECT rd_array_record(?, 'arrays')", (rows[r][2],)).fetchone()[0]
+                    )
+                }
+                for k, v in model.items():
+                    if v.dtype != np.float32:
+                        assert got[k].dtype == v.dtype, (run, strategy, r, k, got[k].dtype, v.dtype)
+                    np.testing.assert_allclose(got[k], v, rtol=1e-6, atol=1e-7)
+            assert rows[-1][3] > 0, rows
 
 
 def test_group_by_uses_an_index():
@@ -329,6 +368,8 @@ def test_recipe_parameters_listed_and_required():
             "strategy_b": "fedadam",
             "options_a": "{}",
             "options_b": "{}",
+            "state_a": b"",
+            "state_b": b"",
         }
         for name, sql in q.items():
             params = recipe_params(sql)

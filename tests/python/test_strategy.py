@@ -308,8 +308,8 @@ def test_errors():
     assert "key 'w' has shape [4] in the aggregate but [3]" in err(
         "fedyogi", state, record_bytes([("w", np.ones(4, np.float32))])
     )
-    assert "key 'w' has dtype int32 in the aggregate; the arrays must be float32 or float64" in err(
-        "fedyogi", state, record_bytes([("w", np.ones(3, np.int32))])
+    assert "key 'w' has dtype complex64 in the aggregate; the arrays must be float32, float64, integer or bool" in err(
+        "fedyogi", state, record_bytes([("w", np.ones(3, np.complex64))])
     )
     assert "ar_server_step: option 'numpy' must be 1 or 2" in err("fedadam", state, agg, '{"numpy": 3}')
     assert "ar_server_step: unknown option 'eta' for fedavg (options: numpy)" in err("fedavg", state, agg, '{"eta": 1}')

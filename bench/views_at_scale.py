@@ -1,0 +1,296 @@
+# SPDX-License-Identifier: Apache-2.0
+"""sql/views.sql, sql/queries.sql and examples/plot_rounds.py on a logged run
+of resnet18-sized models: 5 clients x 3 rounds, records of about 45 MB
+(122 keys), in a file database.
+
+The state_dict is torchvision's resnet18 with random weights when torch and
+torchvision are installed, else random arrays of the same keys, shapes and
+dtypes (int64 num_batches_tracked included). Each client model is the
+global model plus noise; each global model the FedAvg of its round.
+
+Every view (all rows of the run), recipe and plot_rounds.py's main() is run
+once, warm (the database is read once before), and printed beside the time
+(wall clock, and this process's CPU time, which a busy machine disturbs
+less; it includes the sampler thread's) of reading the record BLOBs it
+involves once (ar_len over the same rows:
+SQLite copies each BLOB out of its pages, and ar_len parses only the item
+table), with the ratio, and the peak temporary disk space the statement used
+(PRAGMA temp_store = FILE; a thread samples the sizes of the open files in
+SQLITE_TMPDIR, as tests/python/test_scale_safe.py does). round_fedavg and
+fedavg_check must write a fresh record per round: the time of writing one
+record-sized result into fresh memory (ar_delete of an absent key copies the
+record, less the time of reading it) is printed too.
+
+    /usr/bin/python3 bench/views_at_scale.py [--db PATH] [--clients 5] [--rounds 3]
+    make bench-scale
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+def state_dict(rng):
+    """{key: ndarray} of a resnet18: torchvision's (random weights) or the same shapes."""
+    try:
+        import torch  # noqa: F401
+        import torchvision
+
+        model = torchvision.models.resnet18(weights=None)
+        return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}, "torchvision resnet18"
+    except Exception:  # noqa: BLE001 - no torch: the same shapes, random
+        shapes = resnet18_shapes()
+        out = {}
+        for k, s in shapes.items():
+            if k.endswith("num_batches_tracked"):
+                out[k] = np.array(0, dtype=np.int64)
+            elif k.endswith("running_var"):
+                out[k] = np.ones(s, np.float32)
+            else:
+                out[k] = (rng.standard_normal(s) * 0.05).astype(np.float32)
+        return out, "random arrays of resnet18's shapes"
+
+
+def resnet18_shapes():
+    shapes = {"conv1.weight": (64, 3, 7, 7)}
+
+    def bn(name, c):
+        for p in ("weight", "bias", "running_mean", "running_var"):
+            shapes["%s.%s" % (name, p)] = (c,)
+        shapes[name + ".num_batches_tracked"] = ()
+
+    bn("bn1", 64)
+    cin = 64
+    for layer, cout in zip(range(1, 5), (64, 128, 256, 512)):
+        for block in range(2):
+            pre = "layer%d.%d" % (layer, block)
+            first_in = cin if block == 0 else cout
+            shapes[pre + ".conv1.weight"] = (cout, first_in, 3, 3)
+            bn(pre + ".bn1", cout)
+            shapes[pre + ".conv2.weight"] = (cout, cout, 3, 3)
+            bn(pre + ".bn2", cout)
+            if block == 0 and layer > 1:
+                shapes[pre + ".downsample.0.weight"] = (cout, cin, 1, 1)
+                bn(pre + ".downsample.1", cout)
+        cin = cout
+    shapes["fc.weight"] = (1000, 512)
+    shapes["fc.bias"] = (1000,)
+    return shapes
+
+
+def build(path, clients, rounds):
+    from arlib import connect, record_bytes
+
+    rng = np.random.default_rng(1)
+    model, origin = state_dict(rng)
+    con = connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    with open(os.path.join(ROOT, "sql", "schema.sql"), encoding="utf-8") as f:
+        con.executescript(f.read())
+    con.execute("INSERT INTO runs(run, name) VALUES (1, 'resnet18')")
+    names = ["client%d" % i for i in range(clients)]
+    con.executemany("INSERT INTO clients(client) VALUES (?)", [(c,) for c in names])
+    size = 0
+    for r in range(rounds + 1):
+        con.execute("INSERT INTO rounds(run, round) VALUES (1, ?)", (r,))
+        if r:
+            locals_, weights = [], []
+            for i, c in enumerate(names):
+                m = {}
+                for k, v in model.items():
+                    if v.dtype.kind == "f":
+                        m[k] = (v + rng.standard_normal(v.shape).astype(np.float32) * 0.01).astype(v.dtype)
+                    else:
+                        m[k] = np.asarray(v + 10)
+                n = 100 + 10 * i
+                locals_.append(m)
+                weights.append(n)
+                con.execute(
+                    "INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, ?, ?, ?, ?)",
+                    (r, c, n, record_bytes(list(m.items()))),
+                )
+            total = float(sum(weights))
+            model = {
+                k: np.asarray(sum(m[k].astype(np.float64) * (w / total) for m, w in zip(locals_, weights))).astype(
+                    v.dtype
+                )
+                for k, v in model.items()
+            }
+        rec = record_bytes(list(model.items()))
+        size = max(size, len(rec))
+        con.execute("INSERT INTO global_models VALUES (1, ?, ?)", (r, rec))
+    con.commit()
+    con.close()
+    return size, len(model), origin
+
+
+# The record BLOBs each statement involves, read once (ar_len: SQLite hands
+# the whole BLOB to the function, which parses only its item table).
+U = "SELECT ar_len(rec) FROM client_updates WHERE run = 1"
+G = "SELECT ar_len(rec) FROM global_models WHERE run = 1"
+UP = (
+    "SELECT ar_len(u.rec), ar_len(p.rec) FROM client_updates u "
+    "JOIN global_models p ON p.run = u.run AND p.round = u.round - 1 WHERE u.run = 1"
+)
+UPG = (
+    "SELECT ar_len(u.rec), ar_len(p.rec), ar_len(g.rec) FROM client_updates u "
+    "JOIN global_models p ON p.run = u.run AND p.round = u.round - 1 "
+    "LEFT JOIN global_models g ON g.run = u.run AND g.round = u.round WHERE u.run = 1"
+)
+BASE = {
+    "view update_arrays": [U],
+    "view round_fedavg": [U],
+    "view client_update_stats": [UPG],
+    "view layer_update_norms": [UP],
+    "view model_sizes": [G],
+    "recipe layer_norm_jumps": [
+        "SELECT ar_len(g.rec), ar_len(p.rec) FROM global_models g "
+        "JOIN global_models p ON p.run = g.run AND p.round = g.round - 1 WHERE g.run = 1"
+    ],
+    "recipe clients_against_consensus": [UPG],
+    "recipe largest_updates": [UP + " AND u.round = 2"],
+    "recipe export_layer": ["SELECT ar_len(rec) FROM global_models WHERE run = 1 AND round = 2"],
+    "recipe diff_checkpoints": ["SELECT ar_len(rec) FROM global_models WHERE run = 1 AND round IN (1, 3)"],
+    "recipe fedavg_check": [U, G + " AND round > 0"],
+    "recipe shrink_to_float16": [G],
+    "recipe replay_strategies": [U, G + " AND round = 0"],
+    "plot_rounds.py": [UP, UPG],
+}
+
+
+def timed(con, sql, params=()):
+    t = time.perf_counter()
+    for _ in con.execute(sql, params):
+        pass
+    return time.perf_counter() - t
+
+
+def cpu_timed(con, sql):
+    t = time.process_time()
+    for _ in con.execute(sql):
+        pass
+    return time.process_time() - t
+
+
+def measure(db, folder, record):
+    import test_scale_safe
+    from arlib import connect
+    from test_scale_safe import Sampler, statements
+
+    test_scale_safe.PARAMS.update(round=2, round_a=1, round_b=3)
+
+    def open_db():
+        con = connect(db)
+        con.execute("PRAGMA temp_store = FILE")
+        with open(os.path.join(ROOT, "sql", "views.sql"), encoding="utf-8") as f:
+            con.executescript(f.read().replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW IF NOT EXISTS"))
+        con.create_function("writefile", 2, lambda path, blob: len(blob))
+        return con
+
+    con = open_db()
+    for sql in (U, G):  # warm: every record read once
+        timed(con, sql)
+    con.close()
+    sampler = Sampler(folder)
+    rows = []
+    todo = [s for s in statements() if not s[0].startswith("plot_rounds query") and not s[0].endswith(" WHERE run")]
+    todo = [(n, s + " WHERE run = 1" if n.startswith("view ") else s, p) for n, s, p in todo]
+    for name, sql, params in todo:
+        con = open_db()
+        with sampler:
+            t, cpu = time.perf_counter(), time.process_time()
+            if name == "recipe replay_strategies":
+                p, r = dict(params), 0
+                while True:
+                    p["round"] = r
+                    row = con.execute(sql, p).fetchone()
+                    if row is None:
+                        break
+                    p["state_a"], p["state_b"], r = row[1], row[2], r + 1
+            else:
+                for _ in con.execute(sql, params):
+                    pass
+            t, cpu = time.perf_counter() - t, time.process_time() - cpu
+        base = sum(timed(con, b) for b in BASE[name])
+        base_cpu = sum(cpu_timed(con, b) for b in BASE[name])
+        rows.append((name, t, base, cpu, base_cpu, sampler.peak))
+        con.close()
+    import plot_rounds
+
+    with sampler:
+        t, cpu = time.perf_counter(), time.process_time()
+        plot_rounds.main(["--db", db, "--out", os.path.join(os.path.dirname(db), "rounds.png")])
+        t, cpu = time.perf_counter() - t, time.process_time() - cpu
+    con = open_db()
+    base = sum(timed(con, b) for b in BASE["plot_rounds.py"])
+    base_cpu = sum(cpu_timed(con, b) for b in BASE["plot_rounds.py"])
+    rows.append(("plot_rounds.py", t, base, cpu, base_cpu, sampler.peak))
+    # one record-sized result written into fresh memory, less reading it
+    one = "SELECT rec FROM global_models WHERE run = 1 AND round = 1"
+    read = min(timed(con, "SELECT ar_len(rec) FROM (%s)" % one) for _ in range(3))
+    copy = min(timed(con, "SELECT length(ar_delete(rec, 'no such key')) FROM (%s)" % one) for _ in range(3))
+    con.close()
+    return rows, copy - read, read
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", help="keep the database here (default: a temporary folder)")
+    ap.add_argument("--clients", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--child", nargs=3, metavar=("DB", "TMPDIR", "RECORD"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        db, folder, record = args.child
+        rows, write, read = measure(db, folder, int(record))
+        record = int(record)
+        print(
+            "%-34s %8s %8s %6s %8s %8s %6s %11s"
+            % ("statement", "wall s", "read s", "ratio", "cpu s", "read cpu", "ratio", "temp bytes")
+        )
+        for name, t, base, cpu, base_cpu, peak in rows:
+            print(
+                "%-34s %8.3f %8.3f %6.2f %8.3f %8.3f %6.2f %11d"
+                % (name, t, base, t / base, cpu, base_cpu, cpu / base_cpu if base_cpu else float("nan"), peak)
+            )
+        print(
+            "one record (%.1f MB): reading it %.3f s; writing a record-sized result into fresh memory %.3f s more"
+            % (record / 1e6, read, write)
+        )
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or os.path.join(tmp, "resnet18.db")
+        t = time.perf_counter()
+        if not os.path.exists(db):
+            record, keys, origin = build(db, args.clients, args.rounds)
+        else:
+            from arlib import connect
+
+            con = connect(db)
+            record, keys = con.execute("SELECT max(length(rec)), max(ar_len(rec)) FROM global_models").fetchone()
+            origin = "existing database"
+            con.close()
+        print(
+            "%s: %d clients x %d rounds, records of %.1f MB (%d keys), %.1f s to build; load average %s"
+            % (origin, args.clients, args.rounds, record / 1e6, keys, time.perf_counter() - t, os.getloadavg())
+        )
+        folder = os.path.join(tmp, "sqlite-tmp")
+        os.mkdir(folder)
+        # SQLite reads SQLITE_TMPDIR once, when it starts: a child process
+        env = dict(os.environ, SQLITE_TMPDIR=folder)
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--child", db, folder, str(record)], env=env)
+        print("load average after: %s" % (os.getloadavg(),))
+        return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
