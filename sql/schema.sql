@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- sql/schema.sql — a federated-learning experiment-tracking database.
 --
--- Load the extension first (CHECK constraints call ar_valid and rd_valid,
+-- Load the extension first (CHECK constraints call ar_check and rd_check,
 -- and client_updates is a view over replies that reads their RecordDicts,
 -- so writes and client_updates need it; the tables read without it):
 --   .load ./build/arrayrecord
@@ -11,6 +11,14 @@
 -- array_record_to_proto(record).SerializeToString()), one per row. A row
 -- holds one whole model; SQLite caps a BLOB at 1 GB by default (see README,
 -- "Running at scale", for bigger models).
+--
+-- Records are checked with ar_check / rd_check, which fail with the reason
+-- (ar_error's text: "ar_check: record blob truncated at byte 812 (item 3,
+-- key 'fc.weight')") rather than SQLite's bare "CHECK constraint failed";
+-- a global model or a client update must hold at least one array
+-- ('nonempty': an empty record x'' is a valid ArrayRecord, and would break
+-- that round's FedAvg later), while a reply may carry an error instead of
+-- a content.
 --
 -- Array bytes are stored once. A reply of a client is one row of replies
 -- holding the reply's whole content as a RecordDict BLOB (the bytes of
@@ -59,7 +67,7 @@ CREATE TABLE IF NOT EXISTS rounds (
   metrics     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metrics)),  -- server side (Flower: evaluate_fn's)
   train_metrics    TEXT CHECK (train_metrics IS NULL OR json_valid(train_metrics)),       -- aggregate_train's
   evaluate_metrics TEXT CHECK (evaluate_metrics IS NULL OR json_valid(evaluate_metrics)), -- aggregate_evaluate's
-  result      BLOB CHECK (result IS NULL OR rd_valid(result)),  -- RecordDict of the MetricRecords 'train', 'evaluate', 'server' returned
+  result      BLOB CHECK (result IS NULL OR rd_check(result)),  -- RecordDict of the MetricRecords 'train', 'evaluate', 'server' returned
   aggregated  INTEGER,                                  -- 1 when aggregate_train returned arrays
   replies     INTEGER,                                  -- replies received (train + evaluate), errors included
   errors      INTEGER,                                  -- of which error replies
@@ -81,7 +89,7 @@ CREATE TABLE IF NOT EXISTS replies (
   node_id      INTEGER,
   message_id   TEXT,
   reply_to     TEXT,                                          -- the instruction's message id
-  content      BLOB CHECK (content IS NULL OR rd_valid(content)),
+  content      BLOB CHECK (content IS NULL OR rd_check(content)),
   error_code   INTEGER,
   error_reason TEXT,
   CHECK ((content IS NULL) <> (error_code IS NULL)),
@@ -109,6 +117,8 @@ BEGIN
   WHERE typeof(NEW.num_examples) <> 'integer' OR NEW.num_examples < 0;
   SELECT RAISE(ABORT, 'client_updates: metrics must be a JSON object')
   WHERE NEW.metrics IS NOT NULL AND json_type(NEW.metrics) IS NOT 'object';
+  SELECT RAISE(ABORT, 'client_updates: rec must not be NULL') WHERE NEW.rec IS NULL;
+  SELECT ar_check(NEW.rec, 'nonempty');
   INSERT INTO replies(run, round, phase, pos, client, content)
   VALUES (NEW.run, NEW.round, 'train',
           (SELECT coalesce(max(pos) + 1, 0) FROM replies
@@ -130,7 +140,7 @@ CREATE TABLE IF NOT EXISTS instructions (
   pos           INTEGER NOT NULL CHECK (pos >= 0),
   node_id       INTEGER NOT NULL,
   message_id    TEXT,
-  content       BLOB    NOT NULL CHECK (rd_valid(content)),
+  content       BLOB    NOT NULL CHECK (rd_check(content)),
   global_arrays TEXT,
   PRIMARY KEY (run, round, phase, pos),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
@@ -142,7 +152,7 @@ CREATE TABLE IF NOT EXISTS instructions (
 CREATE TABLE IF NOT EXISTS strategy_state (
   run   INTEGER NOT NULL,
   round INTEGER NOT NULL,
-  state BLOB    NOT NULL CHECK (rd_valid(state)),
+  state BLOB    NOT NULL CHECK (rd_check(state)),
   PRIMARY KEY (run, round),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
@@ -151,7 +161,7 @@ CREATE TABLE IF NOT EXISTS strategy_state (
 CREATE TABLE IF NOT EXISTS global_models (
   run   INTEGER NOT NULL,
   round INTEGER NOT NULL,
-  rec   BLOB    NOT NULL CHECK (ar_valid(rec)),
+  rec   BLOB    NOT NULL CHECK (ar_check(rec, 'nonempty')),
   PRIMARY KEY (run, round),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );

@@ -9,6 +9,7 @@ else's. Each view and each cookbook recipe is checked against NumPy.
 import json
 import os
 import re
+import sqlite3
 import tempfile
 
 import numpy as np
@@ -128,11 +129,31 @@ def cosine(a, b):
 def test_schema_checks_records():
     with tempfile.TemporaryDirectory() as tmp:
         con, _, _ = tracking_db(os.path.join(tmp, "t.db"))
-        try:
-            con.execute("INSERT INTO global_models VALUES (1, 0, x'0a')")
-            raise AssertionError("CHECK (ar_valid(rec)) let a broken record in")
-        except Exception as e:  # sqlite3.IntegrityError
-            assert "CHECK constraint failed" in str(e), e
+        # the CHECKs say why (ar_check / rd_check), not SQLite's bare "CHECK constraint failed"
+        for sql, args, want in [
+            ("INSERT INTO global_models VALUES (1, 0, x'0a')", (), "ar_check: record blob truncated at byte 1"),
+            ("INSERT INTO global_models VALUES (1, 0, x'')", (), "ar_check: the record is empty"),
+            (
+                "INSERT INTO client_updates(run, round, client, num_examples, rec) VALUES (1, 1, 'zoe', 5, x'')",
+                (),
+                "ar_check: the record is empty",
+            ),
+            (
+                "INSERT INTO replies(run, round, pos, client, content) VALUES (1, 1, 99, 'bob', ?)",
+                (b"\x0a\x05",),
+                "rd_check: ",
+            ),
+        ]:
+            try:
+                con.execute(sql, args)
+                raise AssertionError(f"the schema let a bad record in: {sql}")
+            except sqlite3.Error as e:
+                assert want in str(e), (sql, e)
+        # an error reply carries no content, and is accepted
+        con.execute("INSERT OR IGNORE INTO clients(client) VALUES ('zoe')")
+        con.execute(
+            "INSERT INTO replies(run, round, pos, client, error_code, error_reason) VALUES (1, 1, 99, 'zoe', 3, 'lost')"
+        )
         plan = " ".join(
             r[3]
             for r in con.execute(
