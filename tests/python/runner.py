@@ -8,6 +8,7 @@ as passed. A test that cannot run here (an optional module missing, say)
 raises Skip with the reason and the install line.
 """
 
+import gc
 import importlib
 import os
 import sys
@@ -74,6 +75,10 @@ def main(folder=HERE, group="python", only=None):
             else:
                 print(f"ok {label}")
             sys.stdout.flush()
+        # Connections a module left in reference cycles hold SQLite memory,
+        # which a later test's process-wide heap limit would count.
+        del mod
+        gc.collect()
     return 1 if failed else 0
 
 

@@ -2,10 +2,14 @@
 """Every example runs as a newcomer would run it: the sqlite3-shell demo and
 tour, and the Python examples (/usr/bin/python3, NumPy, matplotlib), each in
 a fresh temporary folder. The plot example must write a non-empty PNG; without
-matplotlib (an optional module) it is SKIPPED, saying how to install it."""
+matplotlib (an optional module) it is SKIPPED, saying how to install it. The
+PyTorch example runs in --quick mode (ResNet-18 with torchvision, which is
+SKIPPED loudly when torchvision is missing) and with its small CNN, which
+runs every cookbook recipe; both need torch (python3-torch)."""
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,3 +116,45 @@ def test_checkpoints():
         out = run([sys.executable, os.path.join(EXAMPLES, "checkpoints.py"), "--db", "ck.db"], tmp)
     assert "all arrays equal to the in-memory model" in out, out
     assert "agree within 1e-3: yes" in out, out
+
+
+def torch_fedavg(tmp, *flags):
+    """Runs examples/torch_fedavg.py into tmp/torch.db; its output, checked:
+    the final "ok" line and its numbers, one report per round."""
+    need_module("torch", "python3-torch")
+    out = run([sys.executable, os.path.join(EXAMPLES, "torch_fedavg.py"), "--db", "torch.db", *flags], tmp)
+    ok = re.search(
+        r"^ok: (\w+), (\d+) rounds x (\d+) clients, FedAvg in SQL within (\S+) float32 ulps of torch, "
+        r"outputs within (\S+), (\d+) counters int64 again, db (\S+) MB",
+        out,
+        re.M,
+    )
+    assert ok and "FAILED" not in out, out
+    model, rounds, clients, ulps, outputs, counters, mb = ok.groups()
+    assert (int(rounds), int(clients)) == (2, 2), out
+    assert float(ulps) <= 1 and float(outputs) <= 1e-4 and int(counters) > 0, out
+    assert abs(float(mb) * 1e6 - os.path.getsize(os.path.join(tmp, "torch.db"))) <= 1e5, out
+    # the counters: client 0 trains 1 batch of 8, client 1 two; FedAvg 1.667 -> 2, not 1
+    assert "clients [1, 2], weights [8, 16] -> 1.66667 (float64, logged so) -> like= gives 2 (int64); " in out, out
+    assert "load_state_dict alone: 1" in out, out
+    assert f"{counters} buffers int64 -> float64 in the FedAvg record" in out, out
+    assert re.search(r"^-- fedavg_check: 2 rows\n.*\n   1 \| 2 \| 24 \| 1\n   2 \| 2 \| 24 \| 1$", out, re.M), out
+    return model, out
+
+
+def test_torch_fedavg_quick():
+    with tempfile.TemporaryDirectory() as tmp:
+        model, out = torch_fedavg(tmp, "--quick")
+    if importlib.util.find_spec("torchvision") is None:
+        assert model == "small", out
+        raise Skip("torchvision is missing, the example ran its small CNN: 'apt-get install -y python3-torchvision'")
+    assert model == "resnet18" and "model: resnet18 (torchvision's, random weights)" in out, out
+
+
+def test_torch_fedavg_small_cnn_every_recipe():
+    with tempfile.TemporaryDirectory() as tmp:
+        model, out = torch_fedavg(tmp, "--quick", "--model", "small")
+    assert model == "small", out
+    for name in ("layer_norm_jumps", "clients_against_consensus", "largest_updates", "diff_checkpoints"):
+        assert re.search(rf"^-- {name}: \d+ rows?$", out, re.M), (name, out)
+    assert "-- shrink_to_float16: 1 row" in out, out

@@ -15,7 +15,10 @@ Arrays:     to_npy(ndarray) -> bytes, from_npy(bytes) -> ndarray
 Records:    to_record(mapping or list) -> bytes, from_record(blob, copy=True) -> dict
 RecordDicts: to_recorddict({name: arrays | MetricRecord | ConfigRecord}) -> bytes,
             from_recorddict(blob, copy=True) -> dict
-PyTorch:    from_state_dict(state_dict) -> bytes, to_state_dict(blob) -> dict of tensors
+PyTorch:    from_state_dict(state_dict) -> bytes, to_state_dict(blob) -> dict of tensors;
+            to_state_dict(blob, like=model.state_dict()) checks keys and shapes
+            and casts to the model's dtypes (FedAvg's float64 counts -> int64,
+            rounded to nearest)
 sqlite3:    register() makes ndarrays bind as .npy BLOBs and converts columns
             declared NPY and ARRAYRECORD (connect() calls it).
 
