@@ -26,10 +26,11 @@ Each round the server:
 
 At the end it runs the cookbook recipes of sql/queries.sql on the logged
 run and prints their answers (fedavg_check among them) — all but
-export_layer, which needs the sqlite3 shell's writefile, and
-replay_strategies, whose ar_server_step takes float models only and says
-so about the int64 counters. The per-layer recipes show what the counters
-do to them: a counter's step of whole counts tops every weight's change.
+export_layer, which needs the sqlite3 shell's writefile; replay_strategies
+is driven round by round, its server optimizer stepping the int64 counters
+as float64, as Flower's strategies do. The per-layer recipes leave
+BatchNorm buffers out (their is_buffer column), since a counter's step of
+whole counts would top every weight's change.
 When every check passed it prints a line starting with "ok: "; a failed
 check prints "FAILED: ..." and exits with status 1.
 
@@ -37,11 +38,10 @@ check prints "FAILED: ..." and exits with status 1.
     /usr/bin/python3 examples/torch_fedavg.py --db torch_runs.db --quick  # CI size
 
 Full mode (ResNet-18, 4 clients x 3 rounds, 5-8 batches of 16 at 32x32,
-the model reaching ~90% test accuracy): 150-320 s on a busy 2-core machine
-(torch uses one thread; 70 s of CPU), two thirds of it in the cookbook
-recipes that read a record once per layer; a 717 MB database (16 records of
-44.8 MB). --quick (ResNet-18, 2 clients x 2 rounds, 1-2 batches of 8; the
-per-layer recipes skipped): 15-30 s, 314 MB. --model small: a few seconds
+the model reaching ~90% test accuracy): about two minutes on a busy 2-core
+machine (torch uses one thread); a 717 MB database (16 records of 44.8 MB).
+--quick (ResNet-18, 2 clients x 2 rounds, 1-2 batches of 8): 15-40 s,
+314 MB. --model small: a few seconds
 (mostly importing torch) and under 1 MB either way. Needs Debian's
 python3-torch (and python3-torchvision for ResNet-18).
 """
@@ -50,7 +50,6 @@ import argparse
 import json
 import os
 import re
-import sqlite3
 import sys
 import time
 
@@ -71,7 +70,6 @@ SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 CLASSES = 10
 # recipes that call ar_get(rec, key) once per layer of a joined record: each
 # call reads the whole record BLOB, so their cost is layers x record size
-PER_LAYER = ("layer_norm_jumps", "largest_updates", "diff_checkpoints")
 
 
 def read_sql(name):
@@ -376,28 +374,27 @@ def main(argv=None):
         if name == "export_layer":
             print("-- export_layer: skipped (writefile is the sqlite3 shell's)")
             continue
-        big = args.quick and len(global_rec) > 8_000_000
-        if name in PER_LAYER and big:
-            print(
-                f"-- {name}: skipped in --quick: it reads the whole {len(global_rec) / 1e6:.1f} MB record once per "
-                f"layer ({len(like)} layers), tens of seconds here; run without --quick"
-            )
-            continue
-        if name == "replay_strategies" and big and counters:
-            # it would fail as below, after holding every round's FedAvg (0.7 GB here)
-            print(
-                f"-- {name}: does not apply: ar_server_step takes float32 and float64 arrays only, not int64 {counter}"
-            )
-            continue
         t0 = time.time()
-        try:
-            answers[name] = print_rows(con, name, sql, params)
-        except sqlite3.OperationalError as e:
-            if name != "replay_strategies":
-                raise
-            # ar_server_step takes float models only; BatchNorm's int64 counters are not
-            print(f"-- {name}: does not apply to a model with integer buffers:\n   {e}")
+        if name == "replay_strategies":
+            # one round per statement, each handed the two states of the round before
+            # (examples/replay_strategies.py is the same loop); integer buffers are
+            # stepped as Flower's strategies step them, as float64
+            rows, state_a, state_b, r = [], None, None, 0
+            while True:
+                row = con.execute(sql, dict(params, round=r, state_a=state_a, state_b=state_b)).fetchone()
+                if row is None:
+                    break
+                _, state_a, state_b, distance = row
+                rows.append((r, distance))
+                r += 1
+            print(f"-- {name}: {len(rows)} rounds, fedavg against fedadam")
+            print("   round | distance")
+            for row in rows:
+                print(f"   {row[0]} | {row[1]:.6g}")
+            answers[name] = rows
+            print(f"   ({time.time() - t0:.1f} s)")
             continue
+        answers[name] = print_rows(con, name, sql, params)
         print(f"   ({time.time() - t0:.1f} s)")
     check([r[0] for r in answers["fedavg_check"]] == list(range(1, last + 1)), "fedavg_check: not every round")
     check(all(r[3] == 1 for r in answers["fedavg_check"]), "fedavg_check: a stored global model differs")
