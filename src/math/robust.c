@@ -11,34 +11,316 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/codec.h"
 #include "math/kernels.h"
+#include "math/pool.h"
 
 /* The hot loops get an AVX2 clone where kernels.c has them (KN_HOT: same
-** operations, same order, the same bits). */
+** operations, same order, the same bits); Krum's pairs and Bulyan's
+** coordinates an AVX-512 one as well. */
 
 /* --- Krum ------------------------------------------------------------------ */
 
-/* sum (a - b)^2 in 8 interleaved lanes (no reassociation needed to vectorize). */
-KN_HOT static double sqdiff(const double *a, const double *b, size_t m) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;
-  size_t k, l;
-  for (k = 0; k + 8 <= m; k += 8) {
-    for (l = 0; l < 8; l++) {
-      double d = a[k + l] - b[k + l];
-      acc[l] += d * d;
-    }
+/* A pair's squared distance over a block of m elements: lane l (0..7) sums
+** (a[k] - b[k])^2 over k = l mod 8 in ascending k, for k below m rounded
+** down to a multiple of 8; the rest go one by one into s; then
+** ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) + s is added to the
+** pair's running distance. That order is fixed: every path below (AVX-512,
+** AVX2, portable) computes it, however many pairs share a load and however
+** many threads share the pairs, so the bits never depend on the CPU.
+**
+** Rows are taken in tiles: T consecutive rows against T others (T = 4 with
+** AVX-512's 32 registers, 2 otherwise), so each load of 8 doubles feeds T
+** pairs instead of one. The 8 lanes are NV native vectors of a GCC/Clang
+** vector type: one zmm, two ymm or four xmm registers. */
+typedef double rb_v8 __attribute__((vector_size(64)));
+typedef double rb_v8u __attribute__((vector_size(64), aligned(8), may_alias));
+typedef int64_t rb_l8 __attribute__((vector_size(64)));
+typedef double rb_v4 __attribute__((vector_size(32)));
+typedef double rb_v4u __attribute__((vector_size(32), aligned(8), may_alias));
+typedef double rb_v2 __attribute__((vector_size(16)));
+typedef double rb_v2u __attribute__((vector_size(16), aligned(8), may_alias));
+#define RB_LD8(p) (*(const rb_v8u *)(const void *)(p))
+#define RB_TMAX 4
+#define RB_INLINE static inline __attribute__((always_inline))
+
+/* TILE(cols, stride, m, i0, ni, j0, nj, n, dist): rows i0..i0+ni against
+** rows j0..j0+nj (i < j for every pair), ni and nj constants where it is
+** inlined; VT holds 8 / NV lanes. */
+#define RB_TILE_FN(TILE, VT, VTU, NV)                                                                              \
+  RB_INLINE void TILE(const double *cols, size_t stride, size_t m, size_t i0, int ni, size_t j0, int nj, size_t n, \
+                      double *dist) {                                                                              \
+    VT acc[RB_TMAX][RB_TMAX][NV];                                                                                  \
+    size_t k = 0, kk;                                                                                              \
+    int x, y, v;                                                                                                   \
+    memset(acc, 0, sizeof acc);                                                                                    \
+    for (; k + 8 <= m; k += 8) {                                                                                   \
+      VT a[RB_TMAX][NV];                                                                                           \
+      for (x = 0; x < ni; x++)                                                                                     \
+        for (v = 0; v < NV; v++)                                                                                   \
+          a[x][v] = *(const VTU *)(const void *)(cols + (i0 + (size_t)x) * stride + k + (size_t)v * (8 / NV));     \
+      for (y = 0; y < nj; y++)                                                                                     \
+        for (v = 0; v < NV; v++) {                                                                                 \
+          VT b = *(const VTU *)(const void *)(cols + (j0 + (size_t)y) * stride + k + (size_t)v * (8 / NV));        \
+          for (x = 0; x < ni; x++) {                                                                               \
+            VT d = a[x][v] - b;                                                                                    \
+            acc[x][y][v] += d * d;                                                                                 \
+          }                                                                                                        \
+        }                                                                                                          \
+    }                                                                                                              \
+    for (x = 0; x < ni; x++)                                                                                       \
+      for (y = 0; y < nj; y++) {                                                                                   \
+        const double *p = cols + (i0 + (size_t)x) * stride, *q = cols + (j0 + (size_t)y) * stride;                 \
+        double s = 0, l[8];                                                                                        \
+        for (kk = k; kk < m; kk++) {                                                                               \
+          double d = p[kk] - q[kk];                                                                                \
+          s += d * d;                                                                                              \
+        }                                                                                                          \
+        memcpy(l, acc[x][y], sizeof l);                                                                            \
+        dist[(i0 + (size_t)x) * n + j0 + (size_t)y] +=                                                             \
+            ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])) + s;                                 \
+      }                                                                                                            \
   }
-  for (; k < m; k++) {
-    double d = a[k] - b[k];
-    s += d * d;
+
+#define RB_CASE(TILE, a, b) \
+  case (a)*8 + (b): TILE(cols, stride, m, i0, a, j0, b, n, dist); break
+
+/* TILES(cols, n, stride, m, dist, tiles, nt): tiles (g, h) of T rows each,
+** g <= h, at tiles[2 t], tiles[2 t + 1]; a tile on the diagonal is its
+** rows' pairs among themselves. */
+#define RB_TILES_FN(ATTR, TILES, TILE, T)                                                                            \
+  ATTR static void TILES(const double *cols, size_t n, size_t stride, size_t m, double *dist, const uint32_t *tiles, \
+                         size_t nt) {                                                                                \
+    size_t t;                                                                                                        \
+    for (t = 0; t < nt; t++) {                                                                                       \
+      size_t i0 = (size_t)tiles[2 * t] * (T), j0 = (size_t)tiles[2 * t + 1] * (T), x;                                \
+      int ni = n - i0 < (T) ? (int)(n - i0) : (T), nj = n - j0 < (T) ? (int)(n - j0) : (T);                          \
+      if (i0 == j0) {                                                                                                \
+        for (x = 0; x + 1 < (size_t)ni; x++) {                                                                       \
+          size_t a = i0 + x, b = a + 1;                                                                              \
+          switch (ni - (int)x - 1) { /* row a against the rows after it in the tile */                               \
+            case 1: TILE(cols, stride, m, a, 1, b, 1, n, dist); break;                                               \
+            case 2: TILE(cols, stride, m, a, 1, b, 2, n, dist); break;                                               \
+            default: TILE(cols, stride, m, a, 1, b, 3, n, dist); break;                                              \
+          }                                                                                                          \
+        }                                                                                                            \
+        continue;                                                                                                    \
+      }                                                                                                              \
+      if ((T) == 2) {                                                                                                \
+        switch (ni * 8 + nj) {                                                                                       \
+          RB_CASE(TILE, 1, 1);                                                                                       \
+          RB_CASE(TILE, 1, 2);                                                                                       \
+          RB_CASE(TILE, 2, 1);                                                                                       \
+          default: TILE(cols, stride, m, i0, 2, j0, 2, n, dist); break;                                              \
+        }                                                                                                            \
+        continue;                                                                                                    \
+      }                                                                                                              \
+      switch (ni * 8 + nj) {                                                                                         \
+        RB_CASE(TILE, 1, 1);                                                                                         \
+        RB_CASE(TILE, 1, 2);                                                                                         \
+        RB_CASE(TILE, 1, 3);                                                                                         \
+        RB_CASE(TILE, 1, 4);                                                                                         \
+        RB_CASE(TILE, 2, 1);                                                                                         \
+        RB_CASE(TILE, 2, 2);                                                                                         \
+        RB_CASE(TILE, 2, 3);                                                                                         \
+        RB_CASE(TILE, 2, 4);                                                                                         \
+        RB_CASE(TILE, 3, 1);                                                                                         \
+        RB_CASE(TILE, 3, 2);                                                                                         \
+        RB_CASE(TILE, 3, 3);                                                                                         \
+        RB_CASE(TILE, 3, 4);                                                                                         \
+        RB_CASE(TILE, 4, 1);                                                                                         \
+        RB_CASE(TILE, 4, 2);                                                                                         \
+        RB_CASE(TILE, 4, 3);                                                                                         \
+        default: TILE(cols, stride, m, i0, 4, j0, 4, n, dist); break;                                                \
+      }                                                                                                              \
+    }                                                                                                                \
   }
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + s;
+
+RB_TILE_FN(tile_v2, rb_v2, rb_v2u, 4)
+RB_TILES_FN(, tiles_base, tile_v2, 2)
+#if KN_CLONES
+RB_TILE_FN(tile_v4, rb_v4, rb_v4u, 2)
+RB_TILE_FN(tile_v8, rb_v8, rb_v8u, 1)
+RB_TILES_FN(__attribute__((target("avx2"))), tiles_avx2, tile_v4, 2)
+RB_TILES_FN(__attribute__((target("avx512f"))), tiles_avx512, tile_v8, 4)
+#endif
+
+static int isa_forced = -1;
+
+static int isa_best(void) {
+#if KN_CLONES
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return RB_ISA_AVX512;
+  if (__builtin_cpu_supports("avx2")) return RB_ISA_AVX2;
+#endif
+  return RB_ISA_BASE;
 }
 
-void rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double *dist) {
-  size_t i, j;
-  for (i = 0; i < n; i++)
-    for (j = i + 1; j < n; j++) dist[i * n + j] += sqdiff(cols + i * stride, cols + j * stride, m);
+int rb_set_isa(int isa) {
+  int best = isa_best();
+  isa_forced = isa < 0 || isa > best ? -1 : isa;
+  return isa_forced < 0 ? best : isa_forced;
+}
+
+static int isa_now(void) { return isa_forced >= 0 ? isa_forced : isa_best(); }
+
+static int tile_side(int isa) { return isa == RB_ISA_AVX512 ? 4 : 2; }
+
+static void run_tiles(int isa, const double *cols, size_t n, size_t stride, size_t m, double *dist,
+                      const uint32_t *tiles, size_t nt) {
+#if KN_CLONES
+  if (isa == RB_ISA_AVX512) {
+    tiles_avx512(cols, n, stride, m, dist, tiles, nt);
+    return;
+  }
+  if (isa == RB_ISA_AVX2) {
+    tiles_avx2(cols, n, stride, m, dist, tiles, nt);
+    return;
+  }
+#endif
+  (void)isa;
+  tiles_base(cols, n, stride, m, dist, tiles, nt);
+}
+
+/* Every tile (g, h), g <= h, of n rows in tiles of T: the count. With
+** `tiles`, also the list, row by row of tiles. */
+static size_t tile_list(size_t n, int T, uint32_t *tiles) {
+  size_t groups = (n + (size_t)T - 1) / (size_t)T, g, h, c = 0;
+  for (g = 0; g < groups; g++)
+    for (h = g; h < groups; h++, c++)
+      if (tiles) {
+        tiles[2 * c] = (uint32_t)g;
+        tiles[2 * c + 1] = (uint32_t)h;
+      }
+  return c;
+}
+
+int rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double *dist) {
+  int isa = isa_now();
+  size_t nt = tile_list(n, tile_side(isa), NULL);
+  uint32_t *tiles = codec_malloc((uint64_t)nt * 2 * sizeof(uint32_t) + 1);
+  if (!tiles) return CODEC_NOMEM;
+  tile_list(n, tile_side(isa), tiles);
+  run_tiles(isa, cols, n, stride, m, dist, tiles, nt);
+  codec_free(tiles);
+  return CODEC_OK;
+}
+
+/* rb_sqdist_rows goes through the blocks (segment by segment, `block`
+** elements at a time) in waves: a wave is `slices` runs of consecutive
+** blocks, and the pool hands each thread whole runs. For each of its blocks
+** a thread converts every row's elements to double once, into its own buffer
+** (rows 64-byte aligned, a cache line more than a multiple of 4 KiB apart so
+** that they do not share cache sets), and computes every pair's block sum
+** into that block's slot (a zeroed n x n matrix, so the slot holds the sum
+** itself). Then the caller adds the slots to dist in block order: each
+** pair's distance is summed in the one-thread order, whatever the threads.
+** Each row is read from memory once. */
+typedef struct sq_block {
+  const rb_seg *seg;
+  uint64_t e;
+  size_t m;
+} sq_block;
+
+typedef struct sq_job {
+  const unsigned char *const *rows;
+  size_t n, stride, nt, slices, per_slice, nblocks;
+  const uint32_t *tiles;
+  double **bufs;
+  double *slots;  /* slices * per_slice matrices of n x n */
+  sq_block *wave; /* this wave's blocks */
+  uint64_t unit;  /* pair-elements of one slice: the pool's measure of work */
+  int isa;
+} sq_job;
+
+static void sq_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  sq_job *j = ctx;
+  size_t s0 = (size_t)(begin / j->unit), s1 = (size_t)((end + j->unit - 1) / j->unit), b, r, nn = j->n * j->n;
+  double *buf = j->bufs[s0];
+  (void)scratch;
+  for (b = s0 * j->per_slice; b < s1 * j->per_slice && b < j->nblocks; b++) {
+    const sq_block *k = &j->wave[b];
+    size_t size = dt_size(k->seg->type);
+    double *slot = j->slots + b * nn;
+    for (r = 0; r < j->n; r++)
+      kn_to_f64(k->seg->type, j->rows[r] + k->seg->at + k->e * size, buf + r * j->stride, k->m);
+    memset(slot, 0, nn * sizeof(double));
+    run_tiles(j->isa, buf, j->n, j->stride, k->m, slot, j->tiles, j->nt);
+  }
+}
+
+int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *segs, size_t nsegs, size_t block,
+                   double *dist) {
+  sq_job j;
+  uint64_t pairs = (uint64_t)n * (n ? n - 1 : 0) / 2, e;
+  size_t s, nn = n * n, b, p, q, bytes;
+  double **raw = NULL;
+  int rc = CODEC_OK;
+  if (n < 2 || !block) return CODEC_OK;
+  memset(&j, 0, sizeof j);
+  j.rows = rows;
+  j.n = n;
+  j.stride = (block + 7) / 8 * 8;
+  if (j.stride % 512 == 0) j.stride += 8;
+  j.isa = isa_now();
+  j.nt = tile_list(n, tile_side(j.isa), NULL);
+  j.slices = (size_t)pool_threads();
+  if (j.slices < 1) j.slices = 1;
+  /* Up to 64 blocks a slice, with the slots of a wave within 8 MiB. */
+  j.per_slice = ((size_t)8 << 20) / (j.slices * nn * sizeof(double));
+  if (j.per_slice > 64) j.per_slice = 64;
+  if (j.per_slice < 1) j.per_slice = 1;
+  if (size_mul(pairs, block, &j.unit) || size_mul(j.unit, j.per_slice, &j.unit) || j.unit > UINT64_MAX / 64)
+    j.unit = UINT64_MAX / 64;
+  bytes = j.n * j.stride * sizeof(double) + 64;
+  j.tiles = codec_malloc((uint64_t)j.nt * 2 * sizeof(uint32_t));
+  j.bufs = codec_malloc((uint64_t)j.slices * sizeof(double *));
+  if ((raw = codec_malloc((uint64_t)j.slices * sizeof(double *))) != NULL) memset(raw, 0, j.slices * sizeof(double *));
+  j.slots = codec_malloc((uint64_t)j.slices * j.per_slice * nn * sizeof(double));
+  j.wave = codec_malloc((uint64_t)j.slices * j.per_slice * sizeof(sq_block));
+  if (!j.tiles || !j.bufs || !raw || !j.slots || !j.wave) {
+    rc = CODEC_NOMEM;
+    goto done;
+  }
+  tile_list(n, tile_side(j.isa), (uint32_t *)(void *)j.tiles);
+  for (s = 0; s < j.slices; s++) {
+    if (!(raw[s] = codec_malloc(bytes))) {
+      rc = CODEC_NOMEM;
+      goto done;
+    }
+    j.bufs[s] = (double *)(void *)((unsigned char *)raw[s] + (64 - (uintptr_t)raw[s] % 64) % 64);
+  }
+  s = 0;
+  e = 0;
+  while (s < nsegs) { /* one wave */
+    for (j.nblocks = 0; j.nblocks < j.slices * j.per_slice && s < nsegs;) {
+      if (e >= segs[s].numel) {
+        s++;
+        e = 0;
+        continue;
+      }
+      j.wave[j.nblocks].seg = &segs[s];
+      j.wave[j.nblocks].e = e;
+      j.wave[j.nblocks].m = segs[s].numel - e < block ? (size_t)(segs[s].numel - e) : block;
+      e += j.wave[j.nblocks++].m;
+    }
+    if (!j.nblocks) break;
+    /* Slices past the wave's blocks are empty: the pool is told of those
+    ** that have blocks only. */
+    pool_run(j.unit * ((j.nblocks + j.per_slice - 1) / j.per_slice), j.unit, sq_part, &j, NULL);
+    for (b = 0; b < j.nblocks; b++)
+      for (p = 0; p < n; p++)
+        for (q = p + 1; q < n; q++) dist[p * n + q] += j.slots[b * nn + p * n + q];
+  }
+done:
+  if (raw)
+    for (s = 0; s < j.slices; s++) codec_free(raw[s]);
+  codec_free(raw);
+  codec_free(j.bufs);
+  codec_free((void *)j.tiles);
+  codec_free(j.slots);
+  codec_free(j.wave);
+  return rc;
 }
 
 /* Ascending, NaN last (np.sort's order). */
@@ -207,6 +489,146 @@ double rb_bulyan_coord(double *v, size_t theta, size_t beta, dt_type t) {
   }
   for (i = lo; i < hi; i++) sum += v[i];
   return sum / (double)beta;
+}
+
+/* rb_bulyan_block: eight coordinates at a time, one per lane, when all
+** their values are finite and theta <= RB_NET_MAX. The values are sorted by
+** Batcher's odd-even merge network (min and max are exact, so the sorted
+** values are rb_bulyan_coord's, +0 and -0 aside: equal, and they change no
+** bit of the result below). The median is rb_bulyan_coord's. Its run of beta
+** values starts at p, the number of q in [0, theta - beta) with
+** v[q + beta] - med < med - v[q]: that test is monotone in q (true, then
+** false), and it is exactly the test the outward growth makes between the
+** two ends of its run (false: the lower side is taken, as on a tie), so the
+** run is the same. The sum adds +0 for the values outside the run, which
+** changes nothing (a sum that starts at +0 is never -0). Other
+** coordinates go through rb_bulyan_coord. */
+#define RB_NET_MAX 64
+
+/* The comparators of Batcher's network for RB_NET_MAX inputs that touch
+** indices below n only (the others would compare with +inf padding and
+** never swap); returns their count (at most 543 for 64). */
+static size_t net_pairs(size_t n, uint8_t (*pairs)[2]) {
+  size_t P = 1, p, k, j, i, c = 0;
+  while (P < n) P <<= 1;
+  for (p = 1; p < P; p <<= 1)
+    for (k = p; k >= 1; k >>= 1)
+      for (j = k % p; j + k < P; j += 2 * k)
+        for (i = 0; i < k && i + j + k < P; i++)
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < n) {
+            pairs[c][0] = (uint8_t)(i + j);
+            pairs[c][1] = (uint8_t)(i + j + k);
+            c++;
+          }
+  return c;
+}
+
+/* Batcher's networks for 16 and 32 inputs (net_pairs(16), net_pairs(32)),
+** as constants so that the compiler unrolls them and keeps the values in
+** registers; fewer values are padded with +inf, which never moves. */
+static const uint8_t rb_net16[63][2] = {
+    {0, 1},   {2, 3},  {4, 5},  {6, 7},   {8, 9},   {10, 11}, {12, 13}, {14, 15}, {0, 2},   {1, 3},   {4, 6},
+    {5, 7},   {8, 10}, {9, 11}, {12, 14}, {13, 15}, {1, 2},   {5, 6},   {9, 10},  {13, 14}, {0, 4},   {1, 5},
+    {2, 6},   {3, 7},  {8, 12}, {9, 13},  {10, 14}, {11, 15}, {2, 4},   {3, 5},   {10, 12}, {11, 13}, {1, 2},
+    {3, 4},   {5, 6},  {9, 10}, {11, 12}, {13, 14}, {0, 8},   {1, 9},   {2, 10},  {3, 11},  {4, 12},  {5, 13},
+    {6, 14},  {7, 15}, {4, 8},  {5, 9},   {6, 10},  {7, 11},  {2, 4},   {3, 5},   {6, 8},   {7, 9},   {10, 12},
+    {11, 13}, {1, 2},  {3, 4},  {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14}};
+static const uint8_t rb_net32[191][2] = {
+    {0, 1},   {2, 3},   {4, 5},   {6, 7},   {8, 9},   {10, 11}, {12, 13}, {14, 15}, {16, 17}, {18, 19}, {20, 21},
+    {22, 23}, {24, 25}, {26, 27}, {28, 29}, {30, 31}, {0, 2},   {1, 3},   {4, 6},   {5, 7},   {8, 10},  {9, 11},
+    {12, 14}, {13, 15}, {16, 18}, {17, 19}, {20, 22}, {21, 23}, {24, 26}, {25, 27}, {28, 30}, {29, 31}, {1, 2},
+    {5, 6},   {9, 10},  {13, 14}, {17, 18}, {21, 22}, {25, 26}, {29, 30}, {0, 4},   {1, 5},   {2, 6},   {3, 7},
+    {8, 12},  {9, 13},  {10, 14}, {11, 15}, {16, 20}, {17, 21}, {18, 22}, {19, 23}, {24, 28}, {25, 29}, {26, 30},
+    {27, 31}, {2, 4},   {3, 5},   {10, 12}, {11, 13}, {18, 20}, {19, 21}, {26, 28}, {27, 29}, {1, 2},   {3, 4},
+    {5, 6},   {9, 10},  {11, 12}, {13, 14}, {17, 18}, {19, 20}, {21, 22}, {25, 26}, {27, 28}, {29, 30}, {0, 8},
+    {1, 9},   {2, 10},  {3, 11},  {4, 12},  {5, 13},  {6, 14},  {7, 15},  {16, 24}, {17, 25}, {18, 26}, {19, 27},
+    {20, 28}, {21, 29}, {22, 30}, {23, 31}, {4, 8},   {5, 9},   {6, 10},  {7, 11},  {20, 24}, {21, 25}, {22, 26},
+    {23, 27}, {2, 4},   {3, 5},   {6, 8},   {7, 9},   {10, 12}, {11, 13}, {18, 20}, {19, 21}, {22, 24}, {23, 25},
+    {26, 28}, {27, 29}, {1, 2},   {3, 4},   {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14}, {17, 18}, {19, 20},
+    {21, 22}, {23, 24}, {25, 26}, {27, 28}, {29, 30}, {0, 16},  {1, 17},  {2, 18},  {3, 19},  {4, 20},  {5, 21},
+    {6, 22},  {7, 23},  {8, 24},  {9, 25},  {10, 26}, {11, 27}, {12, 28}, {13, 29}, {14, 30}, {15, 31}, {8, 16},
+    {9, 17},  {10, 18}, {11, 19}, {12, 20}, {13, 21}, {14, 22}, {15, 23}, {4, 8},   {5, 9},   {6, 10},  {7, 11},
+    {12, 16}, {13, 17}, {14, 18}, {15, 19}, {20, 24}, {21, 25}, {22, 26}, {23, 27}, {2, 4},   {3, 5},   {6, 8},
+    {7, 9},   {10, 12}, {11, 13}, {14, 16}, {15, 17}, {18, 20}, {19, 21}, {22, 24}, {23, 25}, {26, 28}, {27, 29},
+    {1, 2},   {3, 4},   {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14}, {15, 16}, {17, 18}, {19, 20}, {21, 22},
+    {23, 24}, {25, 26}, {27, 28}, {29, 30}};
+
+RB_INLINE void cmpx(rb_v8 *w, int i, int k) {
+  rb_v8 a = w[i], b = w[k];
+  rb_l8 lt = b < a, ai = (rb_l8)a, bi = (rb_l8)b;
+  w[i] = (rb_v8)((lt & bi) | (~lt & ai));
+  w[k] = (rb_v8)((lt & ai) | (~lt & bi));
+}
+
+/* w[0..theta) sorted lane by lane: the median, the run, its mean. */
+RB_INLINE void bulyan_lanes(const rb_v8 *w, size_t theta, size_t beta, dt_type t, double *out) {
+  size_t q, h = theta / 2;
+  rb_v8 med, sum = {0, 0, 0, 0, 0, 0, 0, 0};
+  rb_l8 p = {0, 0, 0, 0, 0, 0, 0, 0};
+  int l;
+  med = theta % 2 ? w[h] : (w[h - 1] + w[h]) / 2;
+  if (t == DT_FLOAT32 || t == DT_FLOAT16)
+    for (l = 0; l < 8; l++) med[l] = round_to(t, med[l]);
+  for (q = 0; q + beta < theta; q++) p -= (w[q + beta] - med) < (med - w[q]);
+  for (q = 0; q < theta; q++) {
+    rb_l8 iq = {0, 0, 0, 0, 0, 0, 0, 0}, in;
+    iq += (int64_t)q;
+    in = (iq >= p) & (iq < p + (int64_t)beta);
+    sum += (rb_v8)(in & (rb_l8)w[q]); /* +0 outside the run */
+  }
+  sum = sum / (double)beta;
+  memcpy(out, &sum, sizeof sum);
+}
+
+#if KN_CLONES
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void
+bulyan_block_hot(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
+                 double *tmp) {
+  uint8_t pairs[543][2];
+  size_t np = theta > 32 && theta <= RB_NET_MAX ? net_pairs(theta, pairs) : 0, j = 0, s, l, c;
+  if (theta <= RB_NET_MAX)
+    for (; j + 8 <= m; j += 8) {
+      rb_v8 w[RB_NET_MAX];
+      rb_l8 bad = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (s = 0; s < theta; s++) {
+        w[s] = RB_LD8(cols + s * stride + j);
+        bad |= w[s] - w[s] != 0; /* NaN or infinite */
+      }
+      for (l = 0; l < 8; l++)
+        if (bad[l]) break;
+      if (l < 8) {
+        for (l = 0; l < 8; l++) {
+          for (s = 0; s < theta; s++) tmp[s] = cols[s * stride + j + l];
+          out[j + l] = rb_bulyan_coord(tmp, theta, beta, t);
+        }
+        continue;
+      }
+      if (theta <= 16) {
+        for (s = theta; s < 16; s++)
+          for (l = 0; l < 8; l++) w[s][l] = HUGE_VAL;
+#pragma GCC unroll 64
+        for (c = 0; c < 63; c++) cmpx(w, rb_net16[c][0], rb_net16[c][1]);
+      } else if (theta <= 32) {
+        for (s = theta; s < 32; s++)
+          for (l = 0; l < 8; l++) w[s][l] = HUGE_VAL;
+#pragma GCC unroll 200
+        for (c = 0; c < 191; c++) cmpx(w, rb_net32[c][0], rb_net32[c][1]);
+      } else {
+        for (c = 0; c < np; c++) cmpx(w, pairs[c][0], pairs[c][1]);
+      }
+      bulyan_lanes(w, theta, beta, t, out + j);
+    }
+  for (; j < m; j++) {
+    for (s = 0; s < theta; s++) tmp[s] = cols[s * stride + j];
+    out[j] = rb_bulyan_coord(tmp, theta, beta, t);
+  }
+}
+
+void rb_bulyan_block(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
+                     double *tmp) {
+  bulyan_block_hot(cols, stride, theta, beta, t, m, out, tmp);
 }
 
 /* --- Gaussian noise ------------------------------------------------------ */
