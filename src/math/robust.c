@@ -631,6 +631,74 @@ void rb_bulyan_block(const double *cols, size_t stride, size_t theta, size_t bet
   bulyan_block_hot(cols, stride, theta, beta, t, m, out, tmp);
 }
 
+/* --- Combining the selected rows --------------------------------------- */
+
+/* rb_combine_rows: the segment's blocks are cut into `slices` runs, the
+** pool hands each thread whole runs, each with its own scratch. Every
+** element's result depends on that element's values alone, so any split
+** gives the one-thread bits. */
+typedef struct cb_job {
+  const unsigned char *const *rows;
+  const double *weights;
+  size_t ns, beta, block;
+  const rb_seg *seg;
+  dt_type out;
+  unsigned char *dst;
+  double **tmp;
+  uint64_t unit; /* elements of one run */
+} cb_job;
+
+static void cb_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  cb_job *j = ctx;
+  double *tmp = j->tmp[begin / j->unit];
+  size_t size = dt_size(j->seg->type), osize = dt_size(j->out), m, s;
+  uint64_t e;
+  (void)scratch;
+  if (end > j->seg->numel) end = j->seg->numel;
+  for (e = begin; e < end; e += m) {
+    const uint64_t at = j->seg->at + e * size;
+    m = end - e < j->block ? (size_t)(end - e) : j->block;
+    if (j->weights) { /* FedAvg, rows in the order given */
+      for (s = 0; s < j->ns; s++)
+        rb_fedavg_step(j->seg->type, j->rows[s] + at, j->weights[s], j->dst + e * osize, m, s == 0, tmp);
+    } else {
+      double *cols = tmp, *vals = tmp + j->block * j->ns, *res = vals + j->ns;
+      for (s = 0; s < j->ns; s++) kn_to_f64(j->seg->type, j->rows[s] + at, cols + s * j->block, m);
+      rb_bulyan_block(cols, j->block, j->ns, j->beta, j->seg->type, m, res, vals);
+      kn_from_f64(j->out, res, j->dst + e * osize, m);
+    }
+  }
+}
+
+int rb_combine_rows(const unsigned char *const *rows, const double *weights, size_t ns, size_t beta, const rb_seg *seg,
+                    dt_type out, void *dst, size_t block) {
+  cb_job j;
+  size_t slices = (size_t)pool_threads(), s, blocks;
+  int rc = CODEC_OK;
+  if (!seg->numel || !ns) return CODEC_OK;
+  if (slices < 1) slices = 1;
+  blocks = (size_t)((seg->numel + block - 1) / block);
+  if (slices > blocks) slices = blocks;
+  memset(&j, 0, sizeof j);
+  j.rows = rows;
+  j.weights = weights;
+  j.ns = ns;
+  j.beta = beta;
+  j.block = block;
+  j.seg = seg;
+  j.out = out;
+  j.dst = dst;
+  j.unit = (uint64_t)((blocks + slices - 1) / slices) * block;
+  if (!(j.tmp = codec_malloc((uint64_t)slices * sizeof(double *)))) return CODEC_NOMEM;
+  memset(j.tmp, 0, slices * sizeof(double *));
+  for (s = 0; s < slices; s++)
+    if (!(j.tmp[s] = codec_malloc(((uint64_t)block * (ns + 4) + ns) * sizeof(double)))) rc = CODEC_NOMEM;
+  if (rc == CODEC_OK) pool_run(j.unit * slices, j.unit, cb_part, &j, NULL);
+  for (s = 0; s < slices; s++) codec_free(j.tmp[s]);
+  codec_free(j.tmp);
+  return rc;
+}
+
 /* --- Gaussian noise ------------------------------------------------------ */
 
 static uint64_t splitmix64(uint64_t *x) {

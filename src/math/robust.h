@@ -85,6 +85,18 @@ double rb_bulyan_coord(double *v, size_t theta, size_t beta, dt_type t);
 void rb_bulyan_block(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
                      double *tmp);
 
+/* --- Combining the selected rows --------------------------------------- */
+
+/* dst (type out, seg->numel elements) = the ns rows' elements of the
+** segment combined: with weights, FedAvg (rb_fedavg_step, the rows in the
+** order given, weights[s] for rows[s]; out must be rb_fedavg_type(t));
+** without, Bulyan's rule with beta (rb_bulyan_block, rounded once to out).
+** Blocks of `block` elements, shared among the pool's threads: every
+** element's result depends on its own values alone, so the bits are the
+** one-thread bits. CODEC_OK or CODEC_NOMEM. */
+int rb_combine_rows(const unsigned char *const *rows, const double *weights, size_t ns, size_t beta, const rb_seg *seg,
+                    dt_type out, void *dst, size_t block);
+
 /* --- Gaussian noise ------------------------------------------------------ */
 
 /* xoshiro256** (Blackman and Vigna, 2018) seeded by splitmix64 from a 64-bit

@@ -155,36 +155,30 @@ done:
 static int rb_combine(const rb_state *rb, int op, const size_t *sel, size_t ns, double total, size_t beta, buf_t *out) {
   const agg_state *st = &rb->agg;
   const double *w = (const double *)(const void *)rb->weights.p;
-  size_t block = block_len(ns), m;
-  uint64_t e, s;
-  double *tmp = codec_malloc((uint64_t)block * (ns + 4) * sizeof(double) + ns * sizeof(double));
-  int i;
-  if (!tmp) return CODEC_NOMEM;
-  for (i = 0; i < st->nkeys && !out->rc; i++) {
+  const unsigned char **rows = codec_malloc((uint64_t)ns * (sizeof(*rows) + sizeof(double)) + 1);
+  double *wsel = (double *)(void *)(rows + ns);
+  size_t s;
+  int i, rc = CODEC_OK;
+  if (!rows) return CODEC_NOMEM;
+  for (s = 0; s < ns; s++) {
+    rows[s] = agg_kept_row(st, sel[s]);
+    wsel[s] = w[sel[s]] / total;
+  }
+  for (i = 0; i < st->nkeys && !out->rc && rc == CODEC_OK; i++) {
     const agg_key *k = &st->keys[i];
-    size_t size = dt_size(k->type), osize = dt_size(k->out);
     npy_array res;
     unsigned char *dst;
+    rb_seg seg;
     agg_key_result(st, op, k, &res);
     if (!(dst = array_begin_result(out, k->key, &res))) break;
-    for (e = 0; e < k->numel; e += m) {
-      if (op == AGG_KRUM) {
-        m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-        /* Flower's aggregate_arrayrecords: rows in the order selected. */
-        for (s = 0; s < ns; s++)
-          rb_fedavg_step(k->type, agg_kept_row(st, sel[s]) + k->at + e * size, w[sel[s]] / total, dst + e * osize, m,
-                         s == 0, tmp);
-      } else {
-        double *cols = tmp, *vals = tmp + (size_t)block * ns, *resb = vals + ns;
-        m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-        for (s = 0; s < ns; s++) kn_to_f64(k->type, agg_kept_row(st, sel[s]) + k->at + e * size, cols + s * block, m);
-        rb_bulyan_block(cols, block, ns, beta, k->type, m, resb, vals);
-        kn_from_f64(k->out, resb, dst + e * osize, m);
-      }
-    }
+    seg.at = k->at;
+    seg.numel = k->numel;
+    seg.type = k->type;
+    /* Krum: Flower's aggregate_arrayrecords, rows in the order selected. */
+    rc = rb_combine_rows(rows, op == AGG_KRUM ? wsel : NULL, ns, beta, &seg, k->out, dst, block_len(ns));
   }
-  codec_free(tmp);
-  return out->rc;
+  codec_free(rows);
+  return rc != CODEC_OK ? rc : out->rc;
 }
 
 /* Is the frame too small for f (and k)? A window's value is then NULL. */

@@ -102,6 +102,7 @@ TEST(robust_sqdist_rows_threads_and_paths_bit_identical) {
   double want[N * N], dist[N * N];
   size_t i, j, e, block = 40, m;
   int isa, th, before = pool_configure(0, 0);
+  uint64_t min_before = pool_min_elements();
   for (i = 0; i < N; i++) {
     for (e = 0; e < ROW; e++) rows_data[i][e] = (float)awkward(i < 2 && e % 97 == 0 ? 2 : 0); /* rows 0, 1: awkward */
     rows[i] = (const unsigned char *)rows_data[i];
@@ -138,7 +139,7 @@ TEST(robust_sqdist_rows_threads_and_paths_bit_identical) {
     }
   }
   rb_set_isa(-1);
-  pool_configure(before, POOL_MIN_DEFAULT);
+  pool_configure(before, min_before);
 }
 
 TEST(robust_sqdist_rows_out_of_memory) {
@@ -189,4 +190,42 @@ TEST(robust_bulyan_block_matches_coord) {
             CHECK(same_double(out[j], rb_bulyan_coord(v, theta, beta, types[t])));
           }
         }
+}
+
+/* rb_combine_rows: FedAvg and Bulyan over float32 rows, one thread and two
+** (split anywhere), give rb_fedavg_step's and rb_bulyan_block's bits over
+** the whole segment at once. */
+TEST(robust_combine_rows_threads_bit_identical) {
+  enum { NS = 9, M = 5003, BLOCK = 128 };
+  static float data[NS][M];
+  static float fed1[M], fed2[M], fedref[M];
+  static double bul1[M], bul2[M], bulref[M], cols[NS * M], tmp[4 * M];
+  const unsigned char *rows[NS];
+  double w[NS];
+  rb_seg seg;
+  size_t s, e;
+  int th, before = pool_configure(0, 0);
+  uint64_t min_before = pool_min_elements();
+  for (s = 0; s < NS; s++) {
+    for (e = 0; e < M; e++) data[s][e] = (float)awkward(e % 11 == 0 ? 2 : 0);
+    rows[s] = (const unsigned char *)data[s];
+    w[s] = (double)(s + 1) / 45.0;
+  }
+  seg.at = 0;
+  seg.numel = M;
+  seg.type = DT_FLOAT32;
+  for (s = 0; s < NS; s++) rb_fedavg_step(DT_FLOAT32, data[s], w[s], fedref, M, s == 0, tmp);
+  for (s = 0; s < NS; s++)
+    for (e = 0; e < M; e++) cols[s * M + e] = data[s][e];
+  rb_bulyan_block(cols, M, NS, NS - 4, DT_FLOAT32, M, bulref, tmp);
+  for (th = 1; th <= 2; th++) {
+    float *fed = th == 1 ? fed1 : fed2;
+    double *bul = th == 1 ? bul1 : bul2;
+    pool_configure(th, 1);
+    CHECK(rb_combine_rows(rows, w, NS, 0, &seg, DT_FLOAT32, fed, BLOCK) == 0);
+    CHECK(rb_combine_rows(rows, NULL, NS, NS - 4, &seg, DT_FLOAT64, bul, BLOCK) == 0);
+    CHECK(memcmp(fed, fedref, sizeof fedref) == 0);
+    for (e = 0; e < M; e++) CHECK(same_double(bul[e], bulref[e]));
+  }
+  pool_configure(before, min_before);
 }
