@@ -17,7 +17,8 @@
 
 /* The hot loops get an AVX2 clone where kernels.c has them (KN_HOT: same
 ** operations, same order, the same bits); Krum's pairs and Bulyan's
-** coordinates an AVX-512 one as well. */
+** coordinates get AVX2 and AVX-512 copies of their own, picked by
+** __builtin_cpu_supports (each with its own vector width and tile size). */
 
 /* --- Krum ------------------------------------------------------------------ */
 
@@ -207,8 +208,10 @@ int rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double
 }
 
 /* rb_sqdist_rows goes through the blocks (segment by segment, `block`
-** elements at a time) in waves: a wave is `slices` runs of consecutive
-** blocks, and the pool hands each thread whole runs. For each of its blocks
+** elements at a time) in waves of up to `slices` x `per_slice` blocks, few
+** and long: the pool starts one part per thread, and each part claims the
+** wave's blocks one at a time (rb_claim), so a thread the system has
+** descheduled holds up the others by one block at most. For each block
 ** a thread converts every row's elements to double once, into its own buffer
 ** (rows 64-byte aligned, a cache line more than a multiple of 4 KiB apart so
 ** that they do not share cache sets), and computes every pair's block sum
@@ -216,6 +219,9 @@ int rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double
 ** itself). Then the caller adds the slots to dist in block order: each
 ** pair's distance is summed in the one-thread order, whatever the threads.
 ** Each row is read from memory once. */
+/* The next index of a shared counter (the pool's parts claim work by it). */
+static size_t rb_claim(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
+
 typedef struct sq_block {
   const rb_seg *seg;
   uint64_t e;
@@ -225,6 +231,7 @@ typedef struct sq_block {
 typedef struct sq_job {
   const unsigned char *const *rows;
   size_t n, stride, nt, slices, per_slice, nblocks;
+  size_t next; /* the wave's next block to claim */
   const uint32_t *tiles;
   double **bufs;
   double *slots;  /* slices * per_slice matrices of n x n */
@@ -235,10 +242,11 @@ typedef struct sq_job {
 
 static void sq_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
   sq_job *j = ctx;
-  size_t s0 = (size_t)(begin / j->unit), s1 = (size_t)((end + j->unit - 1) / j->unit), b, r, nn = j->n * j->n;
-  double *buf = j->bufs[s0];
+  size_t b, r, nn = j->n * j->n;
+  double *buf = j->bufs[begin / j->unit];
+  (void)end;
   (void)scratch;
-  for (b = s0 * j->per_slice; b < s1 * j->per_slice && b < j->nblocks; b++) {
+  while ((b = rb_claim(&j->next)) < j->nblocks) {
     const sq_block *k = &j->wave[b];
     size_t size = dt_size(k->seg->type);
     double *slot = j->slots + b * nn;
@@ -268,7 +276,7 @@ int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *seg
   if (j.slices < 1) j.slices = 1;
   /* Up to 64 blocks a slice, with the slots of a wave within 8 MiB. */
   j.per_slice = ((size_t)8 << 20) / (j.slices * nn * sizeof(double));
-  if (j.per_slice > 64) j.per_slice = 64;
+  if (j.per_slice > 1024) j.per_slice = 1024;
   if (j.per_slice < 1) j.per_slice = 1;
   if (size_mul(pairs, block, &j.unit) || size_mul(j.unit, j.per_slice, &j.unit) || j.unit > UINT64_MAX / 64)
     j.unit = UINT64_MAX / 64;
@@ -307,6 +315,7 @@ int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *seg
     if (!j.nblocks) break;
     /* Slices past the wave's blocks are empty: the pool is told of those
     ** that have blocks only. */
+    j.next = 0;
     pool_run(j.unit * ((j.nblocks + j.per_slice - 1) / j.per_slice), j.unit, sq_part, &j, NULL);
     for (b = 0; b < j.nblocks; b++)
       for (p = 0; p < n; p++)
@@ -491,8 +500,8 @@ double rb_bulyan_coord(double *v, size_t theta, size_t beta, dt_type t) {
   return sum / (double)beta;
 }
 
-/* rb_bulyan_block: eight coordinates at a time, one per lane, when all
-** their values are finite and theta <= RB_NET_MAX. The values are sorted by
+/* rb_bulyan_block: a vector of coordinates at a time (8, 4 or 2), one per
+** lane, when all their values are finite and theta <= RB_NET_MAX. The values are sorted by
 ** Batcher's odd-even merge network (min and max are exact, so the sorted
 ** values are rb_bulyan_coord's, +0 and -0 aside: equal, and they change no
 ** bit of the result below). The median is rb_bulyan_coord's. Its run of beta
@@ -553,88 +562,100 @@ static const uint8_t rb_net32[191][2] = {
     {1, 2},   {3, 4},   {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14}, {15, 16}, {17, 18}, {19, 20}, {21, 22},
     {23, 24}, {25, 26}, {27, 28}, {29, 30}};
 
-RB_INLINE void cmpx(rb_v8 *w, int i, int k) {
-  rb_v8 a = w[i], b = w[k];
-  rb_l8 lt = b < a, ai = (rb_l8)a, bi = (rb_l8)b;
-  w[i] = (rb_v8)((lt & bi) | (~lt & ai));
-  w[k] = (rb_v8)((lt & ai) | (~lt & bi));
-}
-
-/* w[0..theta) sorted lane by lane: the median, the run, its mean. */
-RB_INLINE void bulyan_lanes(const rb_v8 *w, size_t theta, size_t beta, dt_type t, double *out) {
-  size_t q, h = theta / 2;
-  rb_v8 med, sum = {0, 0, 0, 0, 0, 0, 0, 0};
-  rb_l8 p = {0, 0, 0, 0, 0, 0, 0, 0};
-  int l;
-  med = theta % 2 ? w[h] : (w[h - 1] + w[h]) / 2;
-  if (t == DT_FLOAT32 || t == DT_FLOAT16)
-    for (l = 0; l < 8; l++) med[l] = round_to(t, med[l]);
-  for (q = 0; q + beta < theta; q++) p -= (w[q + beta] - med) < (med - w[q]);
-  for (q = 0; q < theta; q++) {
-    rb_l8 iq = {0, 0, 0, 0, 0, 0, 0, 0}, in;
-    iq += (int64_t)q;
-    in = (iq >= p) & (iq < p + (int64_t)beta);
-    sum += (rb_v8)(in & (rb_l8)w[q]); /* +0 outside the run */
+/* BLOCK(cols, stride, theta, beta, t, m, out, tmp): rb_bulyan_block with
+** VL coordinates a vector of VT (VL doubles; LT: VL int64, VTU unaligned):
+** one zmm, one ymm or one xmm register, so that compare and blend stay
+** vector instructions on every path. */
+#define RB_BULYAN_FN(ATTR, BLOCK, VT, VTU, LT, VL)                                                                 \
+  ATTR static void BLOCK(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m,        \
+                         double *out, double *tmp) {                                                               \
+    uint8_t pairs[543][2];                                                                                         \
+    size_t np = theta > 32 && theta <= RB_NET_MAX ? net_pairs(theta, pairs) : 0, j = 0, s, l, c, q, h = theta / 2; \
+    if (theta <= RB_NET_MAX)                                                                                       \
+      for (; j + VL <= m; j += VL) {                                                                               \
+        VT w[RB_NET_MAX], med, sum = (VT){0};                                                                      \
+        LT bad = (LT){0}, p = (LT){0};                                                                             \
+        for (s = 0; s < theta; s++) {                                                                              \
+          w[s] = *(const VTU *)(const void *)(cols + s * stride + j);                                              \
+          bad |= w[s] - w[s] != 0; /* NaN or infinite */                                                           \
+        }                                                                                                          \
+        for (l = 0; l < VL; l++)                                                                                   \
+          if (bad[l]) break;                                                                                       \
+        if (l < VL) {                                                                                              \
+          for (l = 0; l < VL; l++) {                                                                               \
+            for (s = 0; s < theta; s++) tmp[s] = cols[s * stride + j + l];                                         \
+            out[j + l] = rb_bulyan_coord(tmp, theta, beta, t);                                                     \
+          }                                                                                                        \
+          continue;                                                                                                \
+        }                                                                                                          \
+        if (theta <= 16) {                                                                                         \
+          for (s = theta; s < 16; s++)                                                                             \
+            for (l = 0; l < VL; l++) w[s][l] = HUGE_VAL;                                                           \
+          _Pragma("GCC unroll 64") for (c = 0; c < 63; c++) RB_CMPX(VT, LT, w, rb_net16[c][0], rb_net16[c][1]);    \
+        } else if (theta <= 32) {                                                                                  \
+          for (s = theta; s < 32; s++)                                                                             \
+            for (l = 0; l < VL; l++) w[s][l] = HUGE_VAL;                                                           \
+          _Pragma("GCC unroll 200") for (c = 0; c < 191; c++) RB_CMPX(VT, LT, w, rb_net32[c][0], rb_net32[c][1]);  \
+        } else {                                                                                                   \
+          for (c = 0; c < np; c++) RB_CMPX(VT, LT, w, pairs[c][0], pairs[c][1]);                                   \
+        }                                                                                                          \
+        /* the median, the run, its mean */                                                                        \
+        med = theta % 2 ? w[h] : (w[h - 1] + w[h]) / 2;                                                            \
+        if (t == DT_FLOAT32 || t == DT_FLOAT16)                                                                    \
+          for (l = 0; l < VL; l++) med[l] = round_to(t, med[l]);                                                   \
+        for (q = 0; q + beta < theta; q++) p -= (w[q + beta] - med) < (med - w[q]);                                \
+        for (q = 0; q < theta; q++) {                                                                              \
+          LT iq = (LT){0}, in;                                                                                     \
+          iq += (int64_t)q;                                                                                        \
+          in = (iq >= p) & (iq < p + (int64_t)beta);                                                               \
+          sum += (VT)(in & (LT)w[q]); /* +0 outside the run */                                                     \
+        }                                                                                                          \
+        sum = sum / (double)beta;                                                                                  \
+        memcpy(out + j, &sum, sizeof sum);                                                                         \
+      }                                                                                                            \
+    for (; j < m; j++) {                                                                                           \
+      for (s = 0; s < theta; s++) tmp[s] = cols[s * stride + j];                                                   \
+      out[j] = rb_bulyan_coord(tmp, theta, beta, t);                                                               \
+    }                                                                                                              \
   }
-  sum = sum / (double)beta;
-  memcpy(out, &sum, sizeof sum);
-}
 
+/* A comparator: w[i] = min, w[k] = max (exact; no NaN gets here). */
+#define RB_CMPX(VT, LT, w, i, k)                  \
+  do {                                            \
+    VT a_ = (w)[i], b_ = (w)[k];                  \
+    LT lt_ = b_ < a_, ai_ = (LT)a_, bi_ = (LT)b_; \
+    (w)[i] = (VT)((lt_ & bi_) | (~lt_ & ai_));    \
+    (w)[k] = (VT)((lt_ & ai_) | (~lt_ & bi_));    \
+  } while (0)
+
+typedef int64_t rb_l4 __attribute__((vector_size(32)));
+typedef int64_t rb_l2 __attribute__((vector_size(16)));
+RB_BULYAN_FN(, bulyan_base, rb_v2, rb_v2u, rb_l2, 2)
 #if KN_CLONES
-__attribute__((target_clones("avx512f", "avx2", "default")))
+RB_BULYAN_FN(__attribute__((target("avx2"))), bulyan_avx2, rb_v4, rb_v4u, rb_l4, 4)
+RB_BULYAN_FN(__attribute__((target("avx512f"))), bulyan_avx512, rb_v8, rb_v8u, rb_l8, 8)
 #endif
-static void
-bulyan_block_hot(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
-                 double *tmp) {
-  uint8_t pairs[543][2];
-  size_t np = theta > 32 && theta <= RB_NET_MAX ? net_pairs(theta, pairs) : 0, j = 0, s, l, c;
-  if (theta <= RB_NET_MAX)
-    for (; j + 8 <= m; j += 8) {
-      rb_v8 w[RB_NET_MAX];
-      rb_l8 bad = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (s = 0; s < theta; s++) {
-        w[s] = RB_LD8(cols + s * stride + j);
-        bad |= w[s] - w[s] != 0; /* NaN or infinite */
-      }
-      for (l = 0; l < 8; l++)
-        if (bad[l]) break;
-      if (l < 8) {
-        for (l = 0; l < 8; l++) {
-          for (s = 0; s < theta; s++) tmp[s] = cols[s * stride + j + l];
-          out[j + l] = rb_bulyan_coord(tmp, theta, beta, t);
-        }
-        continue;
-      }
-      if (theta <= 16) {
-        for (s = theta; s < 16; s++)
-          for (l = 0; l < 8; l++) w[s][l] = HUGE_VAL;
-#pragma GCC unroll 64
-        for (c = 0; c < 63; c++) cmpx(w, rb_net16[c][0], rb_net16[c][1]);
-      } else if (theta <= 32) {
-        for (s = theta; s < 32; s++)
-          for (l = 0; l < 8; l++) w[s][l] = HUGE_VAL;
-#pragma GCC unroll 200
-        for (c = 0; c < 191; c++) cmpx(w, rb_net32[c][0], rb_net32[c][1]);
-      } else {
-        for (c = 0; c < np; c++) cmpx(w, pairs[c][0], pairs[c][1]);
-      }
-      bulyan_lanes(w, theta, beta, t, out + j);
-    }
-  for (; j < m; j++) {
-    for (s = 0; s < theta; s++) tmp[s] = cols[s * stride + j];
-    out[j] = rb_bulyan_coord(tmp, theta, beta, t);
-  }
-}
 
 void rb_bulyan_block(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
                      double *tmp) {
-  bulyan_block_hot(cols, stride, theta, beta, t, m, out, tmp);
+#if KN_CLONES
+  int isa = isa_now();
+  if (isa == RB_ISA_AVX512) {
+    bulyan_avx512(cols, stride, theta, beta, t, m, out, tmp);
+    return;
+  }
+  if (isa == RB_ISA_AVX2) {
+    bulyan_avx2(cols, stride, theta, beta, t, m, out, tmp);
+    return;
+  }
+#endif
+  bulyan_base(cols, stride, theta, beta, t, m, out, tmp);
 }
 
 /* --- Combining the selected rows --------------------------------------- */
 
-/* rb_combine_rows: the segment's blocks are cut into `slices` runs, the
-** pool hands each thread whole runs, each with its own scratch. Every
+/* rb_combine_rows: the pool starts one part per thread, each with its own
+** scratch, and the parts claim the segment's blocks one at a time. Every
 ** element's result depends on that element's values alone, so any split
 ** gives the one-thread bits. */
 typedef struct cb_job {
@@ -645,19 +666,19 @@ typedef struct cb_job {
   dt_type out;
   unsigned char *dst;
   double **tmp;
-  uint64_t unit; /* elements of one run */
+  uint64_t unit;       /* elements of one part's share: its scratch is tmp[begin / unit] */
+  size_t blocks, next; /* blocks, and the next to claim */
 } cb_job;
 
 static void cb_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
   cb_job *j = ctx;
   double *tmp = j->tmp[begin / j->unit];
-  size_t size = dt_size(j->seg->type), osize = dt_size(j->out), m, s;
-  uint64_t e;
+  size_t size = dt_size(j->seg->type), osize = dt_size(j->out), m, s, b;
+  (void)end;
   (void)scratch;
-  if (end > j->seg->numel) end = j->seg->numel;
-  for (e = begin; e < end; e += m) {
-    const uint64_t at = j->seg->at + e * size;
-    m = end - e < j->block ? (size_t)(end - e) : j->block;
+  while ((b = rb_claim(&j->next)) < j->blocks) {
+    const uint64_t e = (uint64_t)b * j->block, at = j->seg->at + e * size;
+    m = j->seg->numel - e < j->block ? (size_t)(j->seg->numel - e) : j->block;
     if (j->weights) { /* FedAvg, rows in the order given */
       for (s = 0; s < j->ns; s++)
         rb_fedavg_step(j->seg->type, j->rows[s] + at, j->weights[s], j->dst + e * osize, m, s == 0, tmp);
@@ -689,6 +710,7 @@ int rb_combine_rows(const unsigned char *const *rows, const double *weights, siz
   j.out = out;
   j.dst = dst;
   j.unit = (uint64_t)((blocks + slices - 1) / slices) * block;
+  j.blocks = blocks;
   if (!(j.tmp = codec_malloc((uint64_t)slices * sizeof(double *)))) return CODEC_NOMEM;
   memset(j.tmp, 0, slices * sizeof(double *));
   for (s = 0; s < slices; s++)

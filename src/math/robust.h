@@ -40,7 +40,8 @@ typedef struct rb_seg {
 int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *segs, size_t nsegs, size_t block,
                    double *dist);
 
-/* The SIMD path of rb_pair_sqdist and rb_sqdist_rows, for tests that compare them: RB_ISA_BASE (portable), RB_ISA_AVX2,
+/* The SIMD path of rb_pair_sqdist, rb_sqdist_rows and rb_bulyan_block, for
+** tests that compare them: RB_ISA_BASE (portable), RB_ISA_AVX2,
 ** RB_ISA_AVX512, or -1 for the best this CPU has (the default). A path the
 ** CPU lacks means the best. Returns the path now used. Not thread-safe: set
 ** it before the work. */
@@ -79,8 +80,8 @@ void rb_fedavg_step(dt_type t, const void *x, double w, void *acc, size_t m, int
 double rb_bulyan_coord(double *v, size_t theta, size_t beta, dt_type t);
 
 /* out[j] = rb_bulyan_coord of the theta values cols[s * stride + j]
-** (s < theta), for j < m, the same bits; eight coordinates at a time where
-** their values are finite (robust.c says why that is the same). cols is not
+** (s < theta), for j < m, the same bits; a vector of coordinates at a time
+** where their values are finite (robust.c says why that is the same). cols is not
 ** changed; tmp holds theta doubles. */
 void rb_bulyan_block(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
                      double *tmp);

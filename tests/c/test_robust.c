@@ -164,7 +164,8 @@ TEST(robust_sqdist_rows_out_of_memory) {
   CHECK(rc == 0); /* and nothing leaked on the way (the harness checks) */
 }
 
-/* rb_bulyan_block's eight-lane path against rb_bulyan_coord, bit for bit:
+/* rb_bulyan_block's vector paths (each this CPU has) against
+** rb_bulyan_coord, bit for bit:
 ** odd widths (tails), theta from 3 to 70 (both networks, the general one
 ** and the scalar fallback), ties, signed zeros, denormals and values whose
 ** differences overflow; and with NaN and inf (those lanes go the scalar way). */
@@ -173,7 +174,7 @@ TEST(robust_bulyan_block_matches_coord) {
   static double cols[TMAX * W], out[W], tmp[TMAX], v[TMAX];
   static const dt_type types[] = {DT_FLOAT64, DT_FLOAT32, DT_FLOAT16};
   size_t theta, f, s, j;
-  int mix, t;
+  int mix, t, isa;
   for (theta = 3; theta <= TMAX; theta += theta < 20 ? 1 : 7)
     for (f = 0; 2 * f + 3 <= theta && f < 4; f++)
       for (mix = 0; mix < 4; mix++)
@@ -184,12 +185,16 @@ TEST(robust_bulyan_block_matches_coord) {
             if (mix >= 2 && rng_next() % 4) cols[s] = (double)(int)(rng_next() % 7) - 3; /* ties */
             if (mix == 3 && !isfinite(cols[s])) cols[s] = -0.0; /* the eight-lane path throughout */
           }
-          rb_bulyan_block(cols, W, theta, beta, types[t], W, out, tmp);
-          for (j = 0; j < W; j++) {
-            for (s = 0; s < theta; s++) v[s] = cols[s * W + j];
-            CHECK(same_double(out[j], rb_bulyan_coord(v, theta, beta, types[t])));
+          for (isa = RB_ISA_BASE; isa <= RB_ISA_AVX512; isa++) {
+            if (rb_set_isa(isa) != isa) continue; /* this CPU lacks it */
+            rb_bulyan_block(cols, W, theta, beta, types[t], W, out, tmp);
+            for (j = 0; j < W; j++) {
+              for (s = 0; s < theta; s++) v[s] = cols[s * W + j];
+              CHECK(same_double(out[j], rb_bulyan_coord(v, theta, beta, types[t])));
+            }
           }
         }
+  rb_set_isa(-1);
 }
 
 /* rb_combine_rows: FedAvg and Bulyan over float32 rows, one thread and two
