@@ -219,7 +219,10 @@ int rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double
 ** itself). Then the caller adds the slots to dist in block order: each
 ** pair's distance is summed in the one-thread order, whatever the threads.
 ** Each row is read from memory once. */
-/* The next index of a shared counter (the pool's parts claim work by it). */
+/* The next index of a shared counter (the pool's parts claim work by it:
+** RB_CLAIM blocks at a time, so that a thread reads each row in runs the
+** hardware prefetcher follows). */
+#define RB_CLAIM 16
 static size_t rb_claim(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
 
 typedef struct sq_block {
@@ -246,15 +249,17 @@ static void sq_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scra
   double *buf = j->bufs[begin / j->unit];
   (void)end;
   (void)scratch;
-  while ((b = rb_claim(&j->next)) < j->nblocks) {
-    const sq_block *k = &j->wave[b];
-    size_t size = dt_size(k->seg->type);
-    double *slot = j->slots + b * nn;
-    for (r = 0; r < j->n; r++)
-      kn_to_f64(k->seg->type, j->rows[r] + k->seg->at + k->e * size, buf + r * j->stride, k->m);
-    memset(slot, 0, nn * sizeof(double));
-    run_tiles(j->isa, buf, j->n, j->stride, k->m, slot, j->tiles, j->nt);
-  }
+  size_t c;
+  while ((c = rb_claim(&j->next) * RB_CLAIM) < j->nblocks) /* RB_CLAIM blocks in a row: each row read in a run */
+    for (b = c; b < c + RB_CLAIM && b < j->nblocks; b++) {
+      const sq_block *k = &j->wave[b];
+      size_t size = dt_size(k->seg->type);
+      double *slot = j->slots + b * nn;
+      for (r = 0; r < j->n; r++)
+        kn_to_f64(k->seg->type, j->rows[r] + k->seg->at + k->e * size, buf + r * j->stride, k->m);
+      memset(slot, 0, nn * sizeof(double));
+      run_tiles(j->isa, buf, j->n, j->stride, k->m, slot, j->tiles, j->nt);
+    }
 }
 
 int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *segs, size_t nsegs, size_t block,
@@ -676,19 +681,21 @@ static void cb_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scra
   size_t size = dt_size(j->seg->type), osize = dt_size(j->out), m, s, b;
   (void)end;
   (void)scratch;
-  while ((b = rb_claim(&j->next)) < j->blocks) {
-    const uint64_t e = (uint64_t)b * j->block, at = j->seg->at + e * size;
-    m = j->seg->numel - e < j->block ? (size_t)(j->seg->numel - e) : j->block;
-    if (j->weights) { /* FedAvg, rows in the order given */
-      for (s = 0; s < j->ns; s++)
-        rb_fedavg_step(j->seg->type, j->rows[s] + at, j->weights[s], j->dst + e * osize, m, s == 0, tmp);
-    } else {
-      double *cols = tmp, *vals = tmp + j->block * j->ns, *res = vals + j->ns;
-      for (s = 0; s < j->ns; s++) kn_to_f64(j->seg->type, j->rows[s] + at, cols + s * j->block, m);
-      rb_bulyan_block(cols, j->block, j->ns, j->beta, j->seg->type, m, res, vals);
-      kn_from_f64(j->out, res, j->dst + e * osize, m);
+  size_t c;
+  while ((c = rb_claim(&j->next) * RB_CLAIM) < j->blocks)
+    for (b = c; b < c + RB_CLAIM && b < j->blocks; b++) {
+      const uint64_t e = (uint64_t)b * j->block, at = j->seg->at + e * size;
+      m = j->seg->numel - e < j->block ? (size_t)(j->seg->numel - e) : j->block;
+      if (j->weights) { /* FedAvg, rows in the order given */
+        for (s = 0; s < j->ns; s++)
+          rb_fedavg_step(j->seg->type, j->rows[s] + at, j->weights[s], j->dst + e * osize, m, s == 0, tmp);
+      } else {
+        double *cols = tmp, *vals = tmp + j->block * j->ns, *res = vals + j->ns;
+        for (s = 0; s < j->ns; s++) kn_to_f64(j->seg->type, j->rows[s] + at, cols + s * j->block, m);
+        rb_bulyan_block(cols, j->block, j->ns, j->beta, j->seg->type, m, res, vals);
+        kn_from_f64(j->out, res, j->dst + e * osize, m);
+      }
     }
-  }
 }
 
 int rb_combine_rows(const unsigned char *const *rows, const double *weights, size_t ns, size_t beta, const rb_seg *seg,
