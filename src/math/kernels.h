@@ -36,11 +36,15 @@
 ** bit-identical; AVX2 only does more lanes per instruction. Elsewhere, or
 ** with -DAR_NO_CLONES, there is one portable copy.
 ** The cloned functions are static, each behind a plain public entry point
-** (clang 14 gives an external cloned function no symbol of its own name). */
+** (clang 14 gives an external cloned function no symbol of its own name).
+** KN_CLONES is 1 where these clones are made (robust.c picks its own
+** AVX-512 and AVX2 copies there, by __builtin_cpu_supports). */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && !defined(AR_NO_CLONES) && \
     ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
 #define KN_HOT __attribute__((target_clones("avx2", "default")))
+#define KN_CLONES 1
 #else
+#define KN_CLONES 0
 #define KN_HOT
 #endif
 

@@ -17,9 +17,36 @@
 /* --- Krum ------------------------------------------------------------------ */
 
 /* dist[i * n + j] (i < j) += sum over k < m of (x_i[k] - x_j[k])^2, in
-** double, where x_i = cols + i * stride. Every row's block is read once per
-** pair while it is in cache: callers pass blocks of a few thousand elements. */
-void rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double *dist);
+** double, where x_i = cols + i * stride: one block's part of every pair's
+** squared distance. Each pair's sum is taken in one fixed order (eight
+** interleaved lanes, then a fixed tree; robust.c), whichever SIMD path runs,
+** so the bits are the same on every CPU. CODEC_OK or CODEC_NOMEM. */
+int rb_pair_sqdist(const double *cols, size_t n, size_t stride, size_t m, double *dist);
+
+/* One array of every row for rb_sqdist_rows: row r's numel elements of
+** type t (native byte order) start at rows[r] + at. */
+typedef struct rb_seg {
+  uint64_t at, numel;
+  dt_type type;
+} rb_seg;
+
+/* dist[i * n + j] (i < j) += the squared distance of rows i and j over every
+** segment: segments in order, each in blocks of `block` elements converted to
+** double, each block's part added as rb_pair_sqdist adds it. The pairs are
+** shared among the pool's threads (pool.h), each pair computed by one, so
+** the bits depend neither on the CPU nor on the threads. Callers pass blocks
+** of a few thousand elements in all rows (n * block doubles stay in L2).
+** CODEC_OK or CODEC_NOMEM. */
+int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *segs, size_t nsegs, size_t block,
+                   double *dist);
+
+/* The SIMD path of rb_pair_sqdist, rb_sqdist_rows and rb_bulyan_block, for
+** tests that compare them: RB_ISA_BASE (portable), RB_ISA_AVX2,
+** RB_ISA_AVX512, or -1 for the best this CPU has (the default). A path the
+** CPU lacks means the best. Returns the path now used. Not thread-safe: set
+** it before the work. */
+enum { RB_ISA_BASE = 0, RB_ISA_AVX2 = 1, RB_ISA_AVX512 = 2 };
+int rb_set_isa(int isa);
 
 /* Krum scores (Flower's select_multikrum): for each row, the sum of its
 ** max(1, n - f - 2) smallest squared distances to the other rows (NaN
@@ -51,6 +78,25 @@ void rb_fedavg_step(dt_type t, const void *x, double w, void *acc, size_t m, int
 ** floating), then the mean of the beta values closest to it. NaN when any
 ** value is NaN. 0 < beta <= theta. */
 double rb_bulyan_coord(double *v, size_t theta, size_t beta, dt_type t);
+
+/* out[j] = rb_bulyan_coord of the theta values cols[s * stride + j]
+** (s < theta), for j < m, the same bits; a vector of coordinates at a time
+** where their values are finite (robust.c says why that is the same). cols is not
+** changed; tmp holds theta doubles. */
+void rb_bulyan_block(const double *cols, size_t stride, size_t theta, size_t beta, dt_type t, size_t m, double *out,
+                     double *tmp);
+
+/* --- Combining the selected rows --------------------------------------- */
+
+/* dst (type out, seg->numel elements) = the ns rows' elements of the
+** segment combined: with weights, FedAvg (rb_fedavg_step, the rows in the
+** order given, weights[s] for rows[s]; out must be rb_fedavg_type(t));
+** without, Bulyan's rule with beta (rb_bulyan_block, rounded once to out).
+** Blocks of `block` elements, shared among the pool's threads: every
+** element's result depends on its own values alone, so the bits are the
+** one-thread bits. CODEC_OK or CODEC_NOMEM. */
+int rb_combine_rows(const unsigned char *const *rows, const double *weights, size_t ns, size_t beta, const rb_seg *seg,
+                    dt_type out, void *dst, size_t block);
 
 /* --- Gaussian noise ------------------------------------------------------ */
 

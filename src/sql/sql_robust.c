@@ -120,32 +120,33 @@ static size_t block_len(uint64_t n) {
 /* Krum scores of every kept row into scores[n]. CODEC_OK or CODEC_NOMEM. */
 static int rb_scores(const rb_state *rb, double *scores) {
   const agg_state *st = &rb->agg;
-  uint64_t n = st->nrows, cells, e, r;
-  size_t block = block_len(n), m;
-  double *dist, *cols;
-  int i;
+  uint64_t n = st->nrows, cells, r;
+  const unsigned char **rows;
+  rb_seg *segs;
+  double *dist;
+  int i, rc;
   if (size_mul(n, n, &cells) || size_mul(cells, sizeof(double), &cells)) return CODEC_NOMEM;
   dist = codec_malloc(cells ? cells : 1);
-  cols = codec_malloc((uint64_t)block * n * sizeof(double) + n * sizeof(double));
-  if (!dist || !cols) {
-    codec_free(dist);
-    codec_free(cols);
-    return CODEC_NOMEM;
+  rows = codec_malloc(n * sizeof(*rows) + n * sizeof(double));
+  segs = codec_malloc((uint64_t)(st->nkeys ? st->nkeys : 1) * sizeof(*segs));
+  if (!dist || !rows || !segs) {
+    rc = CODEC_NOMEM;
+    goto done;
   }
   memset(dist, 0, (size_t)cells);
+  for (r = 0; r < n; r++) rows[r] = agg_kept_row(st, r);
   for (i = 0; i < st->nkeys; i++) {
-    const agg_key *k = &st->keys[i];
-    size_t size = dt_size(k->type);
-    for (e = 0; e < k->numel; e += m) {
-      m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-      for (r = 0; r < n; r++) kn_to_f64(k->type, agg_kept_row(st, r) + k->at + e * size, cols + r * block, m);
-      rb_pair_sqdist(cols, (size_t)n, block, m, dist);
-    }
+    segs[i].at = st->keys[i].at;
+    segs[i].numel = st->keys[i].numel;
+    segs[i].type = st->keys[i].type;
   }
-  rb_krum_scores(dist, (size_t)n, (size_t)rb->f, scores, cols);
+  rc = rb_sqdist_rows(rows, (size_t)n, segs, (size_t)st->nkeys, block_len(n), dist);
+  if (rc == CODEC_OK) rb_krum_scores(dist, (size_t)n, (size_t)rb->f, scores, (double *)(void *)(rows + n));
+done:
   codec_free(dist);
-  codec_free(cols);
-  return CODEC_OK;
+  codec_free(rows);
+  codec_free(segs);
+  return rc;
 }
 
 /* The selected rows (sel[0..ns), in score order) combined into out: FedAvg
@@ -154,39 +155,30 @@ static int rb_scores(const rb_state *rb, double *scores) {
 static int rb_combine(const rb_state *rb, int op, const size_t *sel, size_t ns, double total, size_t beta, buf_t *out) {
   const agg_state *st = &rb->agg;
   const double *w = (const double *)(const void *)rb->weights.p;
-  size_t block = block_len(ns), m, j;
-  uint64_t e, s;
-  double *tmp = codec_malloc((uint64_t)block * (ns + 4) * sizeof(double) + ns * sizeof(double));
-  int i;
-  if (!tmp) return CODEC_NOMEM;
-  for (i = 0; i < st->nkeys && !out->rc; i++) {
+  const unsigned char **rows = codec_malloc((uint64_t)ns * (sizeof(*rows) + sizeof(double)) + 1);
+  double *wsel = (double *)(void *)(rows + ns);
+  size_t s;
+  int i, rc = CODEC_OK;
+  if (!rows) return CODEC_NOMEM;
+  for (s = 0; s < ns; s++) {
+    rows[s] = agg_kept_row(st, sel[s]);
+    wsel[s] = w[sel[s]] / total;
+  }
+  for (i = 0; i < st->nkeys && !out->rc && rc == CODEC_OK; i++) {
     const agg_key *k = &st->keys[i];
-    size_t size = dt_size(k->type), osize = dt_size(k->out);
     npy_array res;
     unsigned char *dst;
+    rb_seg seg;
     agg_key_result(st, op, k, &res);
     if (!(dst = array_begin_result(out, k->key, &res))) break;
-    for (e = 0; e < k->numel; e += m) {
-      if (op == AGG_KRUM) {
-        m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-        /* Flower's aggregate_arrayrecords: rows in the order selected. */
-        for (s = 0; s < ns; s++)
-          rb_fedavg_step(k->type, agg_kept_row(st, sel[s]) + k->at + e * size, w[sel[s]] / total, dst + e * osize, m,
-                         s == 0, tmp);
-      } else {
-        double *cols = tmp, *vals = tmp + (size_t)block * ns, *resb = vals + ns;
-        m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-        for (s = 0; s < ns; s++) kn_to_f64(k->type, agg_kept_row(st, sel[s]) + k->at + e * size, cols + s * block, m);
-        for (j = 0; j < m; j++) {
-          for (s = 0; s < ns; s++) vals[s] = cols[s * block + j];
-          resb[j] = rb_bulyan_coord(vals, ns, beta, k->type);
-        }
-        kn_from_f64(k->out, resb, dst + e * osize, m);
-      }
-    }
+    seg.at = k->at;
+    seg.numel = k->numel;
+    seg.type = k->type;
+    /* Krum: Flower's aggregate_arrayrecords, rows in the order selected. */
+    rc = rb_combine_rows(rows, op == AGG_KRUM ? wsel : NULL, ns, beta, &seg, k->out, dst, block_len(ns));
   }
-  codec_free(tmp);
-  return out->rc;
+  codec_free(rows);
+  return rc != CODEC_OK ? rc : out->rc;
 }
 
 /* Is the frame too small for f (and k)? A window's value is then NULL. */
