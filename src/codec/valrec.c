@@ -751,6 +751,21 @@ static int leaf_bytes(jctx *j, const jleaf *l, uint64_t at, valrec_elem *e) {
   return CODEC_OK;
 }
 
+/* The element a leaf holds: its number, or its string or bytes decoded
+** into j->tmp. */
+static int leaf_elem(jctx *j, const jleaf *l, uint64_t at, valrec_elem *e) {
+  memset(e, 0, sizeof(*e));
+  if (l->kind == J_INT)
+    int_elem(l, e);
+  else if (l->kind == J_REAL)
+    e->d = l->d;
+  else if (l->kind == J_BOOL)
+    e->u = (uint64_t)l->b;
+  else
+    return leaf_bytes(j, l, at, e);
+  return CODEC_OK;
+}
+
 /* The scalar type of a leaf (metric records: numbers only). */
 static int leaf_type(jctx *j, const jleaf *l, uint64_t at, int *t) {
   switch (l->kind) {
@@ -799,15 +814,7 @@ static int read_list(jctx *j, writer *w) {
     if (!more) break;
     eat = r->pos;
     if ((rc = read_leaf(j, &l)) != CODEC_OK) return rc;
-    memset(&e, 0, sizeof(e));
-    if (l.kind == J_INT)
-      int_elem(&l, &e);
-    else if (l.kind == J_REAL)
-      e.d = l.d;
-    else if (l.kind == J_BOOL)
-      e.u = (uint64_t)l.b;
-    else if ((rc = leaf_bytes(j, &l, eat, &e)) != CODEC_OK)
-      return rc;
+    if ((rc = leaf_elem(j, &l, eat, &e)) != CODEC_OK) return rc;
     put_list_elem(w, lt, &e);
   }
   finish_list(w, lt);
@@ -850,15 +857,7 @@ int valrec_from_json(buf_t *out, int config, const unsigned char *json, uint64_t
       uint64_t at = r.pos;
       if ((rc = read_leaf(&j, &l)) != CODEC_OK) goto done;
       if ((rc = leaf_type(&j, &l, at, &t)) != CODEC_OK) goto done;
-      memset(&e, 0, sizeof(e));
-      if (l.kind == J_INT)
-        int_elem(&l, &e);
-      else if (l.kind == J_REAL)
-        e.d = l.d;
-      else if (l.kind == J_BOOL)
-        e.u = (uint64_t)l.b;
-      else if ((rc = leaf_bytes(&j, &l, at, &e)) != CODEC_OK)
-        goto fail_rc;
+      if ((rc = leaf_elem(&j, &l, at, &e)) != CODEC_OK) goto fail_rc;
       put_scalar(&w.val, t, &e);
     }
     if ((rc = writer_rc(&w)) != CODEC_OK) goto fail_rc;
