@@ -686,7 +686,8 @@ def bench_curves(tmp, quick, peer):
     )
     note(f"""Ours: SELECT length(aggregate) FROM the first n rows (C API). {peer.label}: {peer.impl},
              fetch, parse, aggregate, serialize (timed inside its process). After a warm-up run each,
-             best of {repeat} in turns up to 20 clients, one run in turns beyond.""")
+             best of {repeat} in turns up to 20 clients; beyond, one run each in turns (full size:
+             without the warm-up, the database's pages being in the page cache already).""")
     result = {"quick": quick, "peer": peer.impl, "load_start": os.getloadavg()[0], "clients": {}, "size": {}}
     db = Db(path)
     pycon = python_connection(path)
@@ -697,7 +698,9 @@ def bench_curves(tmp, quick, peer):
                 continue
             sql = f"SELECT length({expr}) FROM c{n}"
             t_ours, t_flower = in_turns(
-                [lambda: db.run(sql), lambda: peer.run(op, path, f"c{n}", **opts)], repeat if n <= 20 else 1
+                [lambda: db.run(sql), lambda: peer.run(op, path, f"c{n}", **opts)],
+                repeat if n <= 20 else 1,
+                warm=quick or n <= 20,
             )
             pts.append({"n": n, "ours": t_ours, "flower": t_flower})
             agree = ""
@@ -747,6 +750,7 @@ def bench_curves(tmp, quick, peer):
                 lambda: peer.run("fedavg", path, "updates"),
             ],
             repeat if size < 200 else 1,
+            warm=quick or size < 200,
         )
         db.close()
         os.remove(path)
