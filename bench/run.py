@@ -744,20 +744,22 @@ def bench_curves(tmp, quick, peer):
         del x
         os.sync()
         db = Db(path)
-        t_ours, t_flower = in_turns(
+        t_ours, t_flower, t_read = in_turns(
             [
                 lambda: db.run("SELECT length(ar_mean(rec, n)) FROM updates"),
                 lambda: peer.run("fedavg", path, "updates"),
+                lambda: db.run("SELECT sum(noop(rec)) FROM updates"),
             ],
             repeat if size < 200 else 1,
             warm=quick or size < 200,
         )
         db.close()
         os.remove(path)
-        pts.append({"mb": size, "ours": t_ours, "flower": t_flower})
+        pts.append({"mb": size, "ours": t_ours, "flower": t_flower, "sqlite_read": t_read})
         print(
             f"  FedAvg {size:>6g} MB x 10: ours {t_ours:7.3f} s {size * 10e6 / t_ours / 1e9:5.2f} GB/s"
             f"   {peer.label} {t_flower:7.3f} s   {t_flower / t_ours:5.1f}x"
+            f"   (SQLite reading the BLOBs: {t_read:.3f} s)"
         )
     ms = [p["mb"] for p in pts]
     print(
@@ -805,6 +807,7 @@ def plot_curves(result, png):
     ms = [p["mb"] for p in pts]
     right.plot(ms, [p["ours"] for p in pts], "o-", color="C0", label="ar_mean (SQL)")
     right.plot(ms, [p["flower"] for p in pts], "s--", color="C0", alpha=0.6, label=f"aggregate_arrayrecords ({peer})")
+    right.plot(ms, [p["sqlite_read"] for p in pts], ":", color="gray", label="SQLite reading the BLOBs (noop)")
     right.set(xscale="log", yscale="log", xlabel="model MB", ylabel="seconds", title="FedAvg of 10 clients")
     right.legend(fontsize=8)
     right.grid(True, which="both", alpha=0.3)
