@@ -192,6 +192,23 @@ def in_turns(fns, repeat, warm=True):
     return best
 
 
+def in_turns_budget(fns, budget, most=4):
+    """in_turns for the curves: a first turn, then more (up to `most` in
+    all) while a turn takes less than `budget` seconds: the cheap points get a
+    best of several, the big ones (seconds each) one run each."""
+    best = [float("inf")] * len(fns)
+    for _turn in range(most):
+        start = time.perf_counter()
+        for i, f in enumerate(fns):
+            t = time.perf_counter()
+            r = f()
+            t = time.perf_counter() - t
+            best[i] = min(best[i], r["time"] if isinstance(r, dict) and "time" in r else t)
+        if time.perf_counter() - start > budget:
+            break
+    return best
+
+
 class FlowerPeer:
     """Flower's side: bench/flower_peer.py, a long-lived worker in build/flwr
     (flwr 1.42 and NumPy 2: Flower's own strategy code), or under this
@@ -679,15 +696,15 @@ def bench_curves(tmp, quick, peer):
     con.close()
     del base
     os.sync()
-    repeat = 3 if quick else 2  # 1 beyond 20 clients and 200 MB: the big points take seconds
+    budget = 0.5 if quick else 3  # seconds a turn may take and be run again (up to 4 turns)
     print(
         f"== Cost curves: {', '.join(map(str, counts))} clients of a {mb:g} MB float32 model"
         f" (f = 2 for Krum and Bulyan); {peer.label} at the same points"
     )
     note(f"""Ours: SELECT length(aggregate) FROM the first n rows (C API). {peer.label}: {peer.impl},
-             fetch, parse, aggregate, serialize (timed inside its process). After a warm-up run each,
-             best of {repeat} in turns up to 20 clients; beyond, one run each in turns (full size:
-             without the warm-up, the database's pages being in the page cache already).""")
+             fetch, parse, aggregate, serialize (timed inside its process). In turns, the best of up
+             to 4 turns while a turn takes under {budget:g} s (the big points: one run each; the database's
+             pages are in the page cache already).""")
     result = {"quick": quick, "peer": peer.impl, "load_start": os.getloadavg()[0], "clients": {}, "size": {}}
     db = Db(path)
     pycon = python_connection(path)
@@ -697,10 +714,8 @@ def bench_curves(tmp, quick, peer):
             if n < fewest:
                 continue
             sql = f"SELECT length({expr}) FROM c{n}"
-            t_ours, t_flower = in_turns(
-                [lambda: db.run(sql), lambda: peer.run(op, path, f"c{n}", **opts)],
-                repeat if n <= 20 else 1,
-                warm=quick or n <= 20,
+            t_ours, t_flower = in_turns_budget(
+                [lambda: db.run(sql), lambda: peer.run(op, path, f"c{n}", **opts)], budget
             )
             pts.append({"n": n, "ours": t_ours, "flower": t_flower})
             agree = ""
@@ -744,14 +759,13 @@ def bench_curves(tmp, quick, peer):
         del x
         os.sync()
         db = Db(path)
-        t_ours, t_flower, t_read = in_turns(
+        t_ours, t_flower, t_read = in_turns_budget(
             [
                 lambda: db.run("SELECT length(ar_mean(rec, n)) FROM updates"),
                 lambda: peer.run("fedavg", path, "updates"),
                 lambda: db.run("SELECT sum(noop(rec)) FROM updates"),
             ],
-            repeat if size < 200 else 1,
-            warm=quick or size < 200,
+            budget,
         )
         db.close()
         os.remove(path)
