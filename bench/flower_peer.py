@@ -27,9 +27,10 @@ with serde (`array_record_to_proto(...).SerializeToString()`):
               np.median, bulyan.aggregate_n_closest_weights
 
 With "parts": true the reply also splits the time: fetch, parse, the
-aggregate, serialize; and, in a second untimed-for-total pass over freshly
-parsed records, the aggregate's copies (Array.numpy(), np.stack, np.concatenate)
-apart from its arithmetic (the products and sums, the median, the partition).
+aggregate, serialize; and, in a second pass of the aggregate's own lines over
+freshly parsed records, in its order, its copies (Array.numpy(), np.stack,
+np.concatenate) apart from its arithmetic (the products and sums, the Gram
+matrix, the median, the partition).
 "out" writes the result bytes to a file for the driver's agreement check.
 
 Without flwr (build/flwr missing: `make flower-env`), the same ops run
@@ -158,17 +159,20 @@ def split(op, contents, req):
             contents = [contents[i] for i in chosen]
             t = clock()
         total = sum(float(c["metrics"][WEIGHT]) for c in contents)
-        loaded = [(c["metrics"][WEIGHT] / total, [(k, v.numpy()) for k, v in c["arrays"].items()]) for c in contents]
-        copy += clock() - t
-        t = clock()
         acc = {}
-        for w, items in loaded:  # aggregate_arrayrecords' lines
-            for k, v in items:
+        for c in contents:  # aggregate_arrayrecords' loop, each line timed
+            w = c["metrics"][WEIGHT] / total
+            for k, value in c["arrays"].items():
+                t = clock()
+                v = value.numpy()
+                copy += clock() - t
+                t = clock()
                 if k not in acc:
                     acc[k] = v * w
                 else:
                     acc[k] += v * w
-        arith += clock() - t
+                arith += clock() - t
+                del v
     elif op in ("median", "trimmed"):
         for key in keys_of(contents):
             t = clock()
