@@ -185,6 +185,9 @@ clean:
 
 # Speed targets, measured side by side and printed (never asserted in tests):
 # `make bench`, or `make bench QUICK=1` for data about ten times smaller.
+# Flower's side runs Flower's own code in build/flwr when it exists (make
+# flower-env), else bench/flower_way.py's copy of it; bench/curves.png is
+# rewritten by a full run (bench/README.md).
 .PHONY: bench bench-scale
 bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so $(BUILD)/bench_sha256
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick)

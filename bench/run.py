@@ -3,8 +3,10 @@
 side in one run and printed as ratios (never asserted anywhere).
 
   FedAvg      SELECT ar_mean(rec, n) FROM updates, 10 client records of a
-              ~100 MB float32 model, against the same job done the way
-              Flower does it in Python (bench/flower_way.py); and the bytes
+              ~100 MB float32 model, against Flower's own code on the same
+              rows (bench/flower_peer.py in build/flwr: serde and
+              aggregate_arrayrecords); as SQLite sees it (length()), through
+              the C API and as a Python client gets it (bytes); and the bytes
               read per second as a share of this machine's single-core
               memcpy bandwidth.
   array math  every elementwise function and reduction against NumPy doing
@@ -14,7 +16,12 @@ side in one run and printed as ratios (never asserted anywhere).
   building    ar_agg building a ~100 MB record and ar_set into one, as a
               share of memcpy bandwidth.
   robust      ar_krum and ar_bulyan over 20 client records of a 25 MB float32
-              model, against Flower's MultiKrum and Bulyan code on the same bytes.
+              model, against Flower's MultiKrum and Bulyan code on the same rows.
+  curves      (--only curves) each aggregate's time at 10, 20, 50 and 100
+              clients of a 9 MB model, and FedAvg's at 1 MB to 500 MB, next to
+              Flower's code: build/bench/curves.json and bench/curves.png.
+  window      rolling FedAvg over 100 rounds: the window form, a correlated
+              subquery per round and a plain ar_mean of the same rows.
   package     the Python package (bindings/python): to_record of a ~100 MB
               model as a share of memcpy bandwidth, and from_record(copy=False)
               of that record against reading its headers only.
@@ -35,7 +42,14 @@ the same database (page_size 65536) and connection settings (mmap), one open
 connection each, warmed by a first run. Data lives in a temporary directory
 under /tmp that is removed at the end.
 
-  /usr/bin/python3 bench/run.py [--quick]    (--quick: ~10x smaller data)
+Flower's side runs in its own process (build/flwr/bin/python
+bench/flower_peer.py, or bench/flower_way.py's copy of Flower's code under
+this Python when build/flwr is missing), fed requests in turns with the SQL
+side and timing itself. After the run, the comparisons with Flower run again
+in a second process with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (both sides),
+and the ratios are printed side by side.
+
+  /usr/bin/python3 bench/run.py [--quick] [--only NAME] [--no-hugetlb]
 """
 
 import argparse
@@ -43,6 +57,7 @@ import ctypes
 import ctypes.util
 import hashlib
 import io
+import json
 import os
 import shutil
 import sqlite3
@@ -57,7 +72,6 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import flower_way  # noqa: E402
 from arlib import _field as pb_ld  # noqa: E402
 from arlib import load_npy, npy_bytes, record_bytes, varint  # noqa: E402
 
@@ -66,11 +80,16 @@ EXT = os.path.join(BUILD, "arrayrecord")
 NOOP = os.path.join(BUILD, "bench_noop")
 MEMCPY = os.path.join(BUILD, "bench_memcpy")
 SHA256 = os.path.join(BUILD, "bench_sha256")
+PEER = os.path.join(ROOT, "bench", "flower_peer.py")
+FLWR_PYTHON = os.path.join(BUILD, "flwr", "bin", "python")
+HUGETLB = "glibc.malloc.hugetlb=1"
 PRAGMAS = ("PRAGMA mmap_size = 4000000000",)
 MEMCPY_MB = 100  # beyond every cache, in quick runs too
 
 # Every ratio with its target, for the table at the end: (label, value, target, ok).
 SUMMARY = []
+# Named figures of this run, for --summary-json (the huge-page pass hands its own back).
+FIGURES = {}
 
 # --- SQLite's C API ----------------------------------------------------------
 
@@ -156,18 +175,89 @@ def python_connection(path):
     return con
 
 
-def in_turns(fns, repeat):
+def in_turns(fns, repeat, warm=True):
     """Each function's best time, the functions run in turns (A B A B ...)
-    after one warm-up run each."""
-    for f in fns:
-        f()
+    after one warm-up run each. A function that returns a FlowerPeer reply
+    (a dict with "time") is timed by the peer, inside its own process."""
+    if warm:
+        for f in fns:
+            f()
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, f in enumerate(fns):
             t = time.perf_counter()
-            f()
-            best[i] = min(best[i], time.perf_counter() - t)
+            r = f()
+            t = time.perf_counter() - t
+            best[i] = min(best[i], r["time"] if isinstance(r, dict) and "time" in r else t)
     return best
+
+
+def in_turns_budget(fns, budget, most=4):
+    """in_turns for the curves: a first turn, then more (up to `most` in
+    all) while a turn takes less than `budget` seconds: the cheap points get a
+    best of several, the big ones (seconds each) one run each."""
+    best = [float("inf")] * len(fns)
+    for _turn in range(most):
+        start = time.perf_counter()
+        for i, f in enumerate(fns):
+            t = time.perf_counter()
+            r = f()
+            t = time.perf_counter() - t
+            best[i] = min(best[i], r["time"] if isinstance(r, dict) and "time" in r else t)
+        if time.perf_counter() - start > budget:
+            break
+    return best
+
+
+class FlowerPeer:
+    """Flower's side: bench/flower_peer.py, a long-lived worker in build/flwr
+    (flwr 1.42 and NumPy 2: Flower's own strategy code), or under this
+    Python with bench/flower_way.py's copy of it when build/flwr is missing.
+    The worker reads the same database file and times itself."""
+
+    def __init__(self):
+        python = FLWR_PYTHON if os.path.exists(FLWR_PYTHON) else sys.executable
+        self.proc = subprocess.Popen(
+            [python, PEER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ)
+        )
+        hello = json.loads(self.proc.stdout.readline())
+        self.impl, self.is_flwr = hello["impl"], hello["flwr"]
+        self.label = "Flower" if self.is_flwr else "flower_way.py"
+
+    def run(self, op, db, table, **kw):
+        self.proc.stdin.write(json.dumps(dict(op=op, db=db, table=table, **kw)) + "\n")
+        self.proc.stdin.flush()
+        reply = json.loads(self.proc.stdout.readline())
+        if "error" in reply:
+            raise RuntimeError(f"flower_peer.py {op} on {table}: {reply['error']}")
+        return reply
+
+    def result(self, op, db, table, tmp, **kw):
+        """The op's result bytes (written by the worker to a file)."""
+        out = os.path.join(tmp, "peer-result.bin")
+        self.run(op, db, table, out=out, **kw)
+        with open(out, "rb") as fh:
+            data = fh.read()
+        os.remove(out)
+        return data
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def parts_line(parts):
+    """Flower's time split: fetch, parse, aggregate (its copies and its
+    arithmetic, from a second pass), serialize."""
+    if not parts:
+        return "(no split: flower_way.py)"
+    text = (
+        f"fetch {parts['fetch']:.3f} s, parse {parts['parse']:.3f} s, aggregate {parts['aggregate']:.3f} s,"
+        f" serialize {parts['serialize']:.3f} s"
+    )
+    if "copy" in parts:
+        text += f"; in the aggregate: copies {parts['copy']:.3f} s, arithmetic {parts['arith']:.3f} s"
+    return text
 
 
 def verdict(ok):
@@ -187,7 +277,7 @@ def note(text):
 # --- the benchmarks -------------------------------------------------------------
 
 
-def bench_fedavg(tmp, quick, bw_warm, bw_fresh):
+def bench_fedavg(tmp, quick, bw_warm, bw_fresh, peer):
     rows, cols = (1024, 256) if quick else (4096, 1024)
     layers = 6
     rng = np.random.default_rng(0)
@@ -212,59 +302,61 @@ def bench_fedavg(tmp, quick, bw_warm, bw_fresh):
     os.sync()  # the file's writeback is not part of any timing
     mb = nbytes / 10 / 1e6
     print(f"== FedAvg: 10 client records of a {mb:.1f} MB float32 model ({nbytes / 1e6:.0f} MB read)")
-    note("""Both sides read the same table (page_size 65536) with the same PRAGMA mmap_size,
-            each through one open connection, warmed by a first run; best of 3, in turns.""")
+    note(f"""Both sides read the same table (page_size 65536) with the same PRAGMA mmap_size,
+             each through one open connection, warmed by a first run; best of 3, in turns.
+             {peer.label}: {peer.impl}: rows fetched and parsed with serde,
+             aggregate_arrayrecords, the result serialized with serde (timed inside its process).""")
     db = Db(path)
     pycon = python_connection(path)
-    flower_con = sqlite3.connect(path)
-    for p in PRAGMAS:
-        flower_con.execute(p)
-    t_sql, t_py_sql, t_flower, t_noop = in_turns(
+    t_len, t_sql, t_py_sql, t_flower, t_noop = in_turns(
         [
+            lambda: db.run("SELECT length(ar_mean(rec, n)) FROM updates"),
             lambda: db.run("SELECT ar_mean(rec, n) FROM updates"),
             lambda: pycon.execute("SELECT ar_mean(rec, n) FROM updates").fetchone()[0],
-            lambda: flower_way.fedavg(flower_con),
+            lambda: peer.run("fedavg", path, "updates"),
             lambda: db.run("SELECT sum(noop(rec)) FROM updates"),
         ],
         3,
     )
+    parts = peer.run("fedavg", path, "updates", parts=True)["parts"]
     ours = pycon.execute("SELECT ar_mean(rec, n) FROM updates").fetchone()[0]
-    theirs = flower_way.fedavg(flower_con)
+    theirs = peer.result("fedavg", path, "updates", tmp)
     agree = pycon.execute("SELECT ar_allclose(?, ?, 1e-5, 1e-6)", (ours, theirs)).fetchone()[0]
     db.close()
     pycon.close()
-    flower_con.close()
     gbps = nbytes / t_sql / 1e9
-    print(
-        f"  {'SELECT ar_mean(rec, n) FROM updates  (C API: step, column_blob, finalize)':<76}"
-        f"{t_sql:6.3f} s  {gbps:5.2f} GB/s"
-    )
-    print(f"  {'the same through Python sqlite3 (+ the result copied into a bytes object)':<76}{t_py_sql:6.3f} s")
-    print(
-        f"  {'Flower way: rows fetched, parsed, np.load, value * w, np.save, serialized':<76}{t_flower:6.3f} s"
-        f"  (agree: {'yes' if agree else 'NO'})"
-    )
-    print(
-        f"  {'SQLite alone reading the BLOBs: SELECT sum(noop(rec)) FROM updates':<76}{t_noop:6.3f} s"
-        f"  {nbytes / t_noop / 1e9:5.2f} GB/s"
-    )
-    note(f"""Flower way parses with {flower_way.runtime()}.
-             ar_mean's time includes SQLite's own work: reading the BLOBs (the line above; SQLite copies
-             each BLOB out of its pages) and deep-copying the {mb:.0f} MB result into the output row
-             (its VM copies every aggregate's result; into fresh memory that alone takes about
-             {mb * 1e6 / bw_fresh / 1e9:.3f} s here, see memcpy into a fresh destination).""")
-    report("FedAvg: speed-up over Flower's way (C API)", f"{t_flower / t_sql:.1f}x", ">= 10x", t_flower / t_sql >= 10)
-    report(
-        "FedAvg: speed-up over Flower's way (Python sqlite3)",
-        f"{t_flower / t_py_sql:.1f}x",
-        ">= 10x",
-        t_flower / t_py_sql >= 10,
-    )
+    lines = [
+        ("as SQLite sees it: SELECT length(ar_mean(rec, n)) FROM updates", t_len, ""),
+        ("C API: SELECT ar_mean(rec, n) (+ SQLite's copy into the output row)", t_sql, f"  {gbps:5.2f} GB/s"),
+        ("as a Python client gets it: sqlite3, the BLOB fetched into bytes", t_py_sql, ""),
+        (
+            f"{peer.label}: fetch, parse, aggregate_arrayrecords, serialize",
+            t_flower,
+            f"  (agree: {'yes' if agree else 'NO'})",
+        ),
+        (
+            "SQLite alone reading the BLOBs: SELECT sum(noop(rec)) FROM updates",
+            t_noop,
+            f"  {nbytes / t_noop / 1e9:5.2f} GB/s",
+        ),
+    ]
+    for label, t, extra in lines:
+        print(f"  {label:<76}{t:6.3f} s{extra}")
+    print(f"  {peer.label + ' split:':<18}{parts_line(parts)}")
+    note(f"""ar_mean's time includes SQLite's own work: reading the BLOBs (SQLite copies each BLOB out
+             of its pages) and, when the BLOB is fetched, deep-copying the {mb:.0f} MB result into the
+             output row (into fresh memory that alone takes about {mb * 1e6 / bw_fresh / 1e9:.3f} s here).""")
+    for label, t in (("length(ar_mean)", t_len), ("C API column_blob", t_sql), ("Python sqlite3 bytes", t_py_sql)):
+        r = t_flower / t
+        report(f"FedAvg: speed-up over {peer.label} ({label})", f"{r:.1f}x", ">= 10x", r >= 10)
     report(
         "FedAvg: bytes read per second / memcpy (warm destination)",
         f"{gbps / bw_warm:.0%}",
         ">= 40%",
         gbps / bw_warm >= 0.4,
+    )
+    FIGURES["fedavg"] = dict(
+        mb=mb, length=t_len, column_blob=t_sql, python=t_py_sql, flower=t_flower, noop=t_noop, flower_parts=parts
     )
 
 
@@ -341,7 +433,7 @@ def bench_fedavg_floor(tmp, quick):
         db.close()
 
 
-def bench_robust(tmp, quick):
+def bench_robust(tmp, quick, peer):
     """Krum and Bulyan: 20 clients x 25 MB float32 (2.5 MB quick)."""
     rows = 20
     numel = (25_000_000 if not quick else 2_500_000) // 4
@@ -365,63 +457,65 @@ def bench_robust(tmp, quick):
     del base
     os.sync()
     print(f"== Krum and Bulyan: {rows} client records of a {numel * 4 / 1e6:.1f} MB float32 model, f = 2")
-    note("""Flower's way: rows fetched and parsed, select_multikrum (compute_distances: np.stack and a
-            float32 Gram matrix through BLAS), then aggregate_arrayrecords / Bulyan's median and
-            aggregate_n_closest_weights, serialized (bench/flower_way.py); best of 2, in turns.""")
+    note(f"""{peer.label}: {peer.impl}: rows fetched and parsed with serde, select_multikrum
+             (compute_distances: np.stack and a float32 Gram matrix through BLAS), then
+             aggregate_arrayrecords / Bulyan's median and aggregate_n_closest_weights, serialized;
+             best of 2, in turns.""")
     db = Db(path)
-    flower_con = sqlite3.connect(path)
-    for p in PRAGMAS:
-        flower_con.execute(p)
     t_krum, t_fkrum, t_bul, t_fbul = in_turns(
         [
             lambda: db.run("SELECT ar_krum(rec, n, 2, 3) FROM robust"),
-            lambda: flower_way.krum(flower_con, 2, 3, "robust"),
+            lambda: peer.run("krum", path, "robust", f=2, k=3),
             lambda: db.run("SELECT ar_bulyan(rec, 2) FROM robust"),
-            lambda: flower_way.bulyan(flower_con, 2, "robust"),
+            lambda: peer.run("bulyan", path, "robust", f=2),
         ],
         2,
     )
+    p_krum = peer.run("krum", path, "robust", f=2, k=3, parts=True)["parts"]
+    p_bul = peer.run("bulyan", path, "robust", f=2, parts=True)["parts"]
     pycon = python_connection(path)
     agree_k = pycon.execute(
         "SELECT ar_allclose(ar_krum(rec, n, 2, 3), ?, 1e-6, 1e-7) FROM robust",
-        (flower_way.krum(flower_con, 2, 3, "robust"),),
+        (peer.result("krum", path, "robust", tmp, f=2, k=3),),
     ).fetchone()[0]
-    agree_b = pycon.execute(
-        "SELECT ar_allclose(ar_bulyan(rec, 2), ?, 1e-6, 1e-7) FROM robust",
-        (flower_way.bulyan(flower_con, 2, "robust"),),
-    ).fetchone()[0]
+    theirs = peer.result("bulyan", path, "robust", tmp, f=2)
+    agree_b = pycon.execute("SELECT ar_allclose(ar_bulyan(rec, 2), ?, 1e-6, 1e-7) FROM robust", (theirs,)).fetchone()[0]
     if not agree_b:  # ties at the beta boundary: np.argpartition breaks them in its own order
-        ours = pycon.execute("SELECT ar_bulyan(rec, 2) FROM robust").fetchone()[0]
-        theirs = flower_way.bulyan(flower_con, 2, "robust")
-        n_diff = sum(
-            int(
-                np.count_nonzero(
-                    ~np.isclose(
-                        load_npy(pycon.execute("SELECT ar_get(?, ?)", (ours, k)).fetchone()[0]),
-                        load_npy(pycon.execute("SELECT ar_get(?, ?)", (theirs, k)).fetchone()[0]),
-                        rtol=1e-6,
-                        atol=1e-7,
-                    )
-                )
-            )
-            for (k,) in pycon.execute("SELECT value FROM json_each(ar_keys(?))", (ours,))
-        )
+        n_diff = count_differing(pycon, pycon.execute("SELECT ar_bulyan(rec, 2) FROM robust").fetchone()[0], theirs)
         agree_b = f"all but {n_diff} of {numel} elements: ar_bulyan and np.argpartition break ties for the beta-th closest value differently"
     pycon.close()
     db.close()
-    flower_con.close()
     print(f"  {'SELECT ar_krum(rec, n, 2, 3) FROM robust':<76}{t_krum:6.3f} s")
     print(
-        f"  {'Flower way: MultiKrum (select_multikrum + aggregate_arrayrecords)':<76}{t_fkrum:6.3f} s"
+        f"  {peer.label + ': MultiKrum (select_multikrum + aggregate_arrayrecords)':<76}{t_fkrum:6.3f} s"
         f"  (agree: {'yes' if agree_k else 'NO'})"
     )
+    print(f"    {parts_line(p_krum)}")
     print(f"  {'SELECT ar_bulyan(rec, 2) FROM robust':<76}{t_bul:6.3f} s")
     print(
-        f"  {'Flower way: Bulyan.aggregate_train (arrays)':<76}{t_fbul:6.3f} s"
+        f"  {peer.label + ': Bulyan.aggregate_train (arrays)':<76}{t_fbul:6.3f} s"
         f"  (agree: {'yes' if agree_b is True or agree_b == 1 else agree_b})"
     )
-    report("Krum: speed-up over Flower's way", f"{t_fkrum / t_krum:.1f}x", ">= 3x", t_fkrum / t_krum >= 3)
-    report("Bulyan: speed-up over Flower's way", f"{t_fbul / t_bul:.1f}x", ">= 3x", t_fbul / t_bul >= 3)
+    print(f"    {parts_line(p_bul)}")
+    report(f"Krum: speed-up over {peer.label}", f"{t_fkrum / t_krum:.1f}x", ">= 3x", t_fkrum / t_krum >= 3)
+    report(f"Bulyan: speed-up over {peer.label}", f"{t_fbul / t_bul:.1f}x", ">= 3x", t_fbul / t_bul >= 3)
+
+
+def count_differing(pycon, ours, theirs, rtol=1e-6, atol=1e-7):
+    """Elements of two records that are not close (np.isclose), over every key."""
+    return sum(
+        int(
+            np.count_nonzero(
+                ~np.isclose(
+                    load_npy(pycon.execute("SELECT ar_get(?, ?)", (ours, k)).fetchone()[0]),
+                    load_npy(pycon.execute("SELECT ar_get(?, ?)", (theirs, k)).fetchone()[0]),
+                    rtol=rtol,
+                    atol=atol,
+                )
+            )
+        )
+        for (k,) in pycon.execute("SELECT value FROM json_each(ar_keys(?))", (ours,))
+    )
 
 
 def bench_server_step(quick):
@@ -478,53 +572,267 @@ def bench_server_step(quick):
     report("FedAdam step: speed-up over Flower's NumPy lines", f"{t_np / t_sql:.1f}x", ">= 2x", t_np / t_sql >= 2)
 
 
-def bench_window(quick):
-    """Window ar_mean over 100 rounds of a 10 MB model (1 MB quick), frame of
-    5, against a plain ar_mean over the same rows and SQLite's own floors."""
+def bench_window(tmp, quick):
+    """Rolling FedAvg over 100 rounds of a 10 MB model (1 MB quick), frame of
+    5: the window form and a correlated subquery per round, against a plain
+    ar_mean over the same rows and SQLite's own floors."""
     rounds, numel = 100, (10_000_000 if not quick else 1_000_000) // 4
     rng = np.random.default_rng(9)
     print(
-        f"== Window ar_mean: {rounds} rounds of a {numel * 4 / 1e6:.0f} MB float32 model, "
-        "ROWS BETWEEN 4 PRECEDING AND CURRENT ROW"
+        f"== Rolling FedAvg: {rounds} rounds of a {numel * 4 / 1e6:.0f} MB float32 model, "
+        "a frame of the round and the 4 before it"
     )
-    note("""plain: SELECT ar_mean(rec, n) FROM rounds (one result). window: the same over the frame
-            (100 results of the model's size). SQLite's floors: noop_window(rec) over the same frame
-            (SQLite moving the rows through its window machinery, an aggregate that keeps nothing)
-            and sum(noop(rec)). Temp store on file (SQLite's default) and in memory; best of 3, in turns.""")
+    note("""plain: SELECT ar_mean(rec, n) FROM rounds (one result over all the rows).
+            window: ar_mean(rec, n) OVER (ORDER BY round ROWS BETWEEN 4 PRECEDING AND CURRENT ROW).
+            subquery: SELECT (SELECT ar_mean(t.rec, t.n) FROM rounds t WHERE t.round BETWEEN r.round - 4
+              AND r.round) FROM rounds r (each frame read from the table through its key).
+            Floors: noop_window(rec) over the same frame (SQLite's window machinery with an aggregate
+            that keeps nothing), sum(noop(rec)) per frame (SQLite reading each frame's rows).
+            Each result read through length(); best of 3, in turns.""")
     plain_sql = "SELECT length(ar_mean(rec, n)) FROM rounds"
     frame = "OVER (ORDER BY round ROWS BETWEEN 4 PRECEDING AND CURRENT ROW)"
     win_sql = f"SELECT sum(length(m)) FROM (SELECT ar_mean(rec, n) {frame} m FROM rounds)"
     floor_sql = f"SELECT sum(m) FROM (SELECT noop_window(rec) {frame} m FROM rounds)"
-    for store in ("FILE", "MEMORY"):
-        db = Db(":memory:")
-        db.run(f"PRAGMA temp_store = {store}")
+    sub = "(SELECT {f}(t.rec{w}) FROM rounds t WHERE t.round BETWEEN r.round - 4 AND r.round)"
+    sub_sql = f"SELECT sum(length({sub.format(f='ar_mean', w=', t.n')})) FROM rounds r"
+    sub_floor_sql = "SELECT sum((SELECT sum(noop(t.rec)) FROM rounds t WHERE t.round BETWEEN r.round - 4 AND r.round)) FROM rounds r"
+    same_sql = (
+        f"SELECT count(*) FROM (SELECT round, ar_mean(rec, n) {frame} m FROM rounds) w "
+        f"JOIN (SELECT r.round, {sub.format(f='ar_mean', w=', t.n')} m FROM rounds r) s USING (round) WHERE w.m = s.m"
+    )
+    path = os.path.join(tmp, "rounds.db")
+    mem, disk = Db(":memory:"), Db(path)
+    disk.run("PRAGMA page_size = 65536")
+    for db in (mem, disk):
         db.run("CREATE TABLE rounds(round INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
-        for r in range(rounds):
-            db.run(
-                f"INSERT INTO rounds VALUES ({r}, ?1, {10 + r})",
-                record_bytes([("w", rng.standard_normal(numel, dtype=np.float32))]),
-            )
-        t_plain, t_win, t_floor, t_noop = in_turns(
+        db.run("BEGIN")
+    for r in range(rounds):
+        rec = record_bytes([("w", rng.standard_normal(numel, dtype=np.float32))])
+        for db in (mem, disk):
+            db.run(f"INSERT INTO rounds VALUES ({r}, ?1, {10 + r})", rec)
+    for db in (mem, disk):
+        db.run("COMMIT")
+    os.sync()
+    same = int(mem.run(same_sql))
+    print(f"  the subquery's {rounds} results equal the window's bit for bit: {same} of {rounds}")
+    out = {}
+    for store in ("FILE", "MEMORY"):
+        mem.run(f"PRAGMA temp_store = {store}")
+        t_plain, t_win, t_sub, t_floor, t_sub_floor = in_turns(
             [
-                lambda: db.run(plain_sql),
-                lambda: db.run(win_sql),
-                lambda: db.run(floor_sql),
-                lambda: db.run("SELECT sum(noop(rec)) FROM rounds"),
+                lambda: mem.run(plain_sql),
+                lambda: mem.run(win_sql),
+                lambda: mem.run(sub_sql),
+                lambda: mem.run(floor_sql),
+                lambda: mem.run(sub_floor_sql),
             ],
             3,
         )
-        db.close()
+        out[store] = dict(plain=t_plain, window=t_win, subquery=t_sub, window_floor=t_floor, sub_floor=t_sub_floor)
         print(
-            f"  temp_store = {store}: plain ar_mean {t_plain:.3f} s, window ar_mean {t_win:.3f} s, "
-            f"noop_window {t_floor:.3f} s, sum(noop(rec)) {t_noop:.3f} s"
+            f"  in memory, temp_store = {store}: plain ar_mean {t_plain:.3f} s, window {t_win:.3f} s,"
+            f" subquery {t_sub:.3f} s; floors: noop_window {t_floor:.3f} s, noop per frame {t_sub_floor:.3f} s"
         )
         r = t_win / t_plain
-        report(f"window ar_mean / plain ar_mean, temp_store {store.lower()}", f"{r:.1f}x", "<= 2x", r <= 2)
-        print(
-            f"  {'of which SQLite window machinery (noop_window - sum(noop)) / plain':<76}"
-            f"{(t_floor - t_noop) / t_plain:6.1f}x"
+        report(f"rolling FedAvg, window form / plain ar_mean, temp_store {store.lower()}", f"{r:.1f}x", "<= 5x", r <= 5)
+    r = out["MEMORY"]["subquery"] / out["MEMORY"]["plain"]
+    report("rolling FedAvg, subquery per round / plain ar_mean, in memory", f"{r:.1f}x", "<= 5x", r <= 5)
+    t_plain, t_sub, t_sub_floor = in_turns(
+        [lambda: disk.run(plain_sql), lambda: disk.run(sub_sql), lambda: disk.run(sub_floor_sql)], 3
+    )
+    out["DISK"] = dict(plain=t_plain, subquery=t_sub, sub_floor=t_sub_floor)
+    print(
+        f"  file, 64 KiB pages: plain ar_mean {t_plain:.3f} s, subquery {t_sub:.3f} s;"
+        f" floor: noop per frame {t_sub_floor:.3f} s"
+    )
+    r = t_sub / t_plain
+    report("rolling FedAvg, subquery per round / plain ar_mean, file", f"{r:.1f}x", "<= 5x", r <= 5)
+    note(f"""The subquery reads each row 5 times (once per frame it is in) and makes {rounds} results: 5x the
+             plain aggregate's reading and arithmetic is its floor. The window form reads each row once
+             from the table but writes it to an ephemeral table and reads it back twice (in, out).""")
+    mem.close()
+    disk.close()
+    FIGURES["rolling"] = out
+
+
+CURVE_OPS = [  # (name, SQL aggregate, peer op, peer options, fewest rows)
+    ("FedAvg", "ar_mean(rec, n)", "fedavg", {}, 1),
+    ("FedMedian", "ar_median(rec)", "median", {}, 1),
+    ("FedTrimmedAvg", "ar_trimmed_mean(rec, 0.2)", "trimmed", {"beta": 0.2}, 1),
+    ("Krum", "ar_krum(rec, n, 2, 1)", "krum", {"f": 2, "k": 1}, 5),
+    ("Bulyan", "ar_bulyan(rec, 2)", "bulyan", {"f": 2}, 11),
+]
+
+
+def slope(xs, ys):
+    """The exponent of a power law through the first and last points."""
+    return float(np.log(ys[-1] / ys[0]) / np.log(xs[-1] / xs[0]))
+
+
+def bench_curves(tmp, quick, peer):
+    """How each aggregate's time grows with the clients (10 to 100 of a 9 MB
+    model) and FedAvg's with the model (1 MB to 500 MB at 10 clients), next
+    to Flower's code at the same points. Numbers to build/bench/curves.json,
+    the plot to bench/curves.png (build/bench/curves-quick.png with --quick)."""
+    mb = 0.9 if quick else 9.0
+    counts = [10, 20, 50, 100]
+    numel = int(mb * 1e6) // 4
+    half = numel // 2
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal(numel, dtype=np.float32)
+    path = os.path.join(tmp, "clients.db")
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute("CREATE TABLE clients(id INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+    for c in range(1, counts[-1] + 1):
+        x = base + np.float32(0.01 * (1 + c % 17)) * rng.standard_normal(numel, dtype=np.float32)
+        if c % 10 == 3:
+            x += np.float32(5)  # a tenth of the clients attack
+        rec = record_bytes([("fc.weight", x[:half].reshape(-1, 250)), ("fc.bias", x[half:])])
+        con.execute("INSERT INTO clients(rec, n) VALUES (?, ?)", (rec, 10 + c))
+    for n in counts:
+        con.execute(f"CREATE VIEW c{n} AS SELECT rec, n FROM clients WHERE id <= {n}")
+    con.commit()
+    con.close()
+    del base
+    os.sync()
+    budget = 0.5 if quick else 3  # seconds a turn may take and be run again (up to 4 turns)
+    print(
+        f"== Cost curves: {', '.join(map(str, counts))} clients of a {mb:g} MB float32 model"
+        f" (f = 2 for Krum and Bulyan); {peer.label} at the same points"
+    )
+    note(f"""Ours: SELECT length(aggregate) FROM the first n rows (C API). {peer.label}: {peer.impl},
+             fetch, parse, aggregate, serialize (timed inside its process). In turns, the best of up
+             to 4 turns while a turn takes under {budget:g} s (the big points: one run each; the database's
+             pages are in the page cache already).""")
+    result = {"quick": quick, "peer": peer.impl, "load_start": os.getloadavg()[0], "clients": {}, "size": {}}
+    db = Db(path)
+    pycon = python_connection(path)
+    for name, expr, op, opts, fewest in CURVE_OPS:
+        pts = []
+        for n in counts:
+            if n < fewest:
+                continue
+            sql = f"SELECT length({expr}) FROM c{n}"
+            t_ours, t_flower = in_turns_budget(
+                [lambda: db.run(sql), lambda: peer.run(op, path, f"c{n}", **opts)], budget
+            )
+            pts.append({"n": n, "ours": t_ours, "flower": t_flower})
+            agree = ""
+            if not pts[1:]:  # the first point: do both give the same record?
+                theirs = peer.result(op, path, f"c{n}", tmp, **opts)
+                ours = pycon.execute(f"SELECT {expr} FROM c{n}").fetchone()[0]
+                differ = count_differing(pycon, ours, theirs, 1e-5, 1e-6)
+                agree = "  (agree)" if not differ else f"  ({differ} elements differ: ties)"
+            print(
+                f"  {name:<14} {n:>4} clients: ours {t_ours:7.3f} s   {peer.label} {t_flower:7.3f} s"
+                f"   {t_flower / t_ours:5.1f}x{agree}"
+            )
+        ns = [p["n"] for p in pts]
+        so, sf = slope(ns, [p["ours"] for p in pts]), slope(ns, [p["flower"] for p in pts])
+        print(f"  {name:<14} time grows as clients^{so:.2f} (ours), clients^{sf:.2f} ({peer.label})")
+        result["clients"][name] = pts
+    db.close()
+    pycon.close()
+    os.remove(path)
+
+    sizes = [0.1, 1, 5, 10, 50] if quick else [1, 10, 50, 100, 500]
+    print(f"== Cost curve of FedAvg with the model's size: 10 clients of {sizes[0]:g} MB to {sizes[-1]:g} MB")
+    pts = []
+    for size in sizes:
+        numel = int(size * 1e6) // 4
+        half = numel // 2
+        path = os.path.join(tmp, "sizes.db")
+        con = sqlite3.connect(path)
+        con.execute("PRAGMA page_size = 65536")
+        con.execute("CREATE TABLE updates(id INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+        x = rng.standard_normal(numel, dtype=np.float32)
+        for c in range(10):
+            x += np.float32(0.01)
+            rec = record_bytes(
+                [("fc.weight", x[:half].reshape(-1, 250) if half % 250 == 0 else x[:half]), ("fc.bias", x[half:])]
+            )
+            con.execute("INSERT INTO updates(rec, n) VALUES (?, ?)", (rec, 10 + c))
+            del rec
+        con.commit()
+        con.close()
+        del x
+        os.sync()
+        db = Db(path)
+        t_ours, t_flower, t_read = in_turns_budget(
+            [
+                lambda: db.run("SELECT length(ar_mean(rec, n)) FROM updates"),
+                lambda: peer.run("fedavg", path, "updates"),
+                lambda: db.run("SELECT sum(noop(rec)) FROM updates"),
+            ],
+            budget,
         )
-        print(f"  {'ours (window ar_mean - noop_window) / plain':<76}{(t_win - t_floor) / t_plain:6.1f}x")
+        db.close()
+        os.remove(path)
+        pts.append({"mb": size, "ours": t_ours, "flower": t_flower, "sqlite_read": t_read})
+        print(
+            f"  FedAvg {size:>6g} MB x 10: ours {t_ours:7.3f} s {size * 10e6 / t_ours / 1e9:5.2f} GB/s"
+            f"   {peer.label} {t_flower:7.3f} s   {t_flower / t_ours:5.1f}x"
+            f"   (SQLite reading the BLOBs: {t_read:.3f} s)"
+        )
+    ms = [p["mb"] for p in pts]
+    print(
+        f"  FedAvg time grows as size^{slope(ms, [p['ours'] for p in pts]):.2f} (ours),"
+        f" size^{slope(ms, [p['flower'] for p in pts]):.2f} ({peer.label})"
+    )
+    result["size"]["FedAvg"] = pts
+    result["load_end"] = os.getloadavg()[0]
+    os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
+    out = os.path.join(BUILD, "bench", "curves-quick.json" if quick else "curves.json")
+    with open(out, "w") as fh:
+        json.dump(result, fh, indent=1)
+    png = os.path.join(BUILD, "bench", "curves-quick.png") if quick else os.path.join(ROOT, "bench", "curves.png")
+    plot_curves(result, png)
+    print(f"  numbers in {os.path.relpath(out, ROOT)}, plot in {os.path.relpath(png, ROOT)}")
+    FIGURES["curves"] = result
+
+
+def plot_curves(result, png):
+    """Two log-log panels: time against clients for each aggregate, FedAvg's
+    time against the model's size; ours solid, Flower's dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
+    colors = dict(zip([c[0] for c in CURVE_OPS], ["C0", "C1", "C2", "C3", "C4"]))
+    peer = "Flower" if result["peer"].startswith("Flower") else "flower_way.py"
+    for name, pts in result["clients"].items():
+        ns = [p["n"] for p in pts]
+        left.plot(ns, [p["ours"] for p in pts], "o-", color=colors[name], label=f"{name} (SQL)")
+        left.plot(ns, [p["flower"] for p in pts], "s--", color=colors[name], alpha=0.6, label=f"{name} ({peer})")
+    for power, label in ((1, "∝ n"), (2, "∝ n²")):  # guides: linear and quadratic growth
+        t0 = 0.5 * min(p["ours"] for p in result["clients"]["FedAvg"]) * (8 if power == 2 else 1)
+        left.plot([10, 100], [t0, t0 * 10**power], ":", color="gray", linewidth=1)
+        left.annotate(label, (100, t0 * 10**power), fontsize=8, color="gray", ha="left")
+    mb = "0.9" if result["quick"] else "9"
+    left.set(xscale="log", yscale="log", xlabel="clients", ylabel="seconds", title=f"clients of a {mb} MB model")
+    left.set_xticks([10, 20, 50, 100], ["10", "20", "50", "100"])
+    left.set_xlim(8, 150)
+    left.legend(fontsize=7, ncol=2)
+    left.grid(True, which="both", alpha=0.3)
+    pts = result["size"]["FedAvg"]
+    ms = [p["mb"] for p in pts]
+    right.plot(ms, [p["ours"] for p in pts], "o-", color="C0", label="ar_mean (SQL)")
+    right.plot(ms, [p["flower"] for p in pts], "s--", color="C0", alpha=0.6, label=f"aggregate_arrayrecords ({peer})")
+    right.plot(ms, [p["sqlite_read"] for p in pts], ":", color="gray", label="SQLite reading the BLOBs (noop)")
+    right.set(xscale="log", yscale="log", xlabel="model MB", ylabel="seconds", title="FedAvg of 10 clients")
+    right.legend(fontsize=8)
+    right.grid(True, which="both", alpha=0.3)
+    fig.suptitle(
+        f"make bench cost curves (load average {result['load_start']:.1f} at the start, "
+        f"{result['load_end']:.1f} at the end)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
 
 
 def npy_buffer(arr):
@@ -827,59 +1135,108 @@ def load():
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
+def fresh_page_line(warm, fresh):
+    """What first writes to fresh memory cost on this machine."""
+    per_100mb = (1 / fresh - 1 / warm) * 0.1  # seconds per 100 MB beyond a warm copy
+    return (
+        f"memcpy of {MEMCPY_MB} MB on one core: {warm:.2f} GB/s into a mapped buffer, {fresh:.2f} GB/s into a"
+        f" fresh one: fresh pages cost {per_100mb * 1e3:.0f} ms per 100 MB"
+        f" ({per_100mb / (1e8 / 4096) * 1e6:.2f} us per 4 KiB page)"
+    )
+
+
+def hugetlb_pass(args):
+    """The comparisons with Flower again, in a second run of this script with
+    GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (both sides: the SQL side here,
+    Flower's worker started by it). Returns its summary."""
+    out = tempfile.mktemp(prefix="arrayrecord-bench-hugetlb-", suffix=".json", dir="/tmp")
+    env = dict(os.environ, GLIBC_TUNABLES=HUGETLB)
+    cmd = [sys.executable, os.path.abspath(__file__), "--only", "flower", "--summary-json", out]
+    if args.quick:
+        cmd.append("--quick")
+    print(f"== The same comparisons with GLIBC_TUNABLES={HUGETLB} on both sides (a second run)", flush=True)
+    subprocess.run(cmd, env=env, check=True)
+    with open(out) as fh:
+        summary = json.load(fh)
+    os.remove(out)
+    return summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="about 10x smaller data")
     ap.add_argument(
         "--only",
-        choices=["fedavg_floor", "server_step", "object_ids", "window", "robust"],
-        help="run this comparison alone",
+        choices=["fedavg", "fedavg_floor", "server_step", "object_ids", "window", "robust", "curves", "flower"],
+        help="run this comparison alone (flower: FedAvg and Krum/Bulyan against Flower's code)",
     )
+    ap.add_argument("--no-hugetlb", action="store_true", help=f"skip the second run with GLIBC_TUNABLES={HUGETLB}")
+    ap.add_argument("--summary-json", help=argparse.SUPPRESS)  # the huge-page pass reports through it
     args = ap.parse_args()
     print(
         f"== {os.cpu_count()} cores, {load()} at the start"
-        + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else "")
+        + (f"; GLIBC_TUNABLES={os.environ['GLIBC_TUNABLES']}" if os.environ.get("GLIBC_TUNABLES") else "")
+        + ("; --quick: data ~10x smaller, some of it fits in the CPU caches" if args.quick else ""),
+        flush=True,
     )
     warm, fresh = (float(x) for x in subprocess.check_output([MEMCPY, str(MEMCPY_MB)]).split())
-    print(
-        f"== memcpy of {MEMCPY_MB} MB on one core: {warm:.2f} GB/s into a mapped buffer, "
-        f"{fresh:.2f} GB/s into a fresh one (page faults included)"
-    )
+    FIGURES["memcpy"] = dict(warm=warm, fresh=fresh)
+    print("== " + fresh_page_line(warm, fresh), flush=True)
     tmp = tempfile.mkdtemp(prefix="arrayrecord-bench-", dir="/tmp")
-    if args.only:
-        try:
-            if args.only == "server_step":
-                bench_server_step(args.quick)
-            elif args.only == "object_ids":
-                bench_object_id(args.quick)
-            elif args.only == "window":
-                bench_window(args.quick)
-            elif args.only == "robust":
-                bench_robust(tmp, args.quick)
-            else:
-                bench_fedavg_floor(tmp, args.quick)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return
+    only = args.only
+    peer = FlowerPeer() if only in (None, "fedavg", "robust", "curves", "flower") else None
+    if peer:
+        print(f"== Flower's side: {peer.impl}", flush=True)
+    steps = {
+        "fedavg": lambda: bench_fedavg(tmp, args.quick, warm, fresh, peer),
+        "fedavg_floor": lambda: bench_fedavg_floor(tmp, args.quick),
+        "array_math": lambda: bench_array_math(args.quick),
+        "metadata": lambda: bench_metadata(tmp, args.quick),
+        "rd_metadata": lambda: bench_recorddict_metadata(tmp, args.quick),
+        "building": lambda: bench_building(tmp, args.quick, warm, fresh),
+        "package": lambda: bench_package(args.quick, warm, fresh),
+        "object_ids": lambda: bench_object_id(args.quick),
+        "robust": lambda: bench_robust(tmp, args.quick, peer),
+        "server_step": lambda: bench_server_step(args.quick),
+        "window": lambda: bench_window(tmp, args.quick),
+        "curves": lambda: bench_curves(tmp, args.quick, peer),
+    }
+    chosen = {None: list(steps), "flower": ["fedavg", "robust"]}.get(only, [only])
     try:
-        bench_fedavg(tmp, args.quick, warm, fresh)
-        bench_fedavg_floor(tmp, args.quick)
-        bench_array_math(args.quick)
-        bench_metadata(tmp, args.quick)
-        bench_recorddict_metadata(tmp, args.quick)
-        bench_building(tmp, args.quick, warm, fresh)
-        bench_package(args.quick, warm, fresh)
-        bench_object_id(args.quick)
-        bench_robust(tmp, args.quick)
-        bench_server_step(args.quick)
-        bench_window(args.quick)
+        for name in chosen:
+            steps[name]()
     finally:
+        if peer:
+            peer.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    if args.summary_json:
+        with open(args.summary_json, "w") as fh:
+            json.dump({"summary": SUMMARY, "figures": FIGURES}, fh)
+        return
+    huge = None
+    if not args.no_hugetlb and not os.environ.get("GLIBC_TUNABLES") and {"fedavg", "robust"} & set(chosen):
+        huge = hugetlb_pass(args)
+        hm = huge["figures"]["memcpy"]
+        print(f"== Fresh memory: by default, {fresh_page_line(warm, fresh)}")
+        print(f"   with GLIBC_TUNABLES={HUGETLB}: {fresh_page_line(hm['warm'], hm['fresh'])}")
+        ours, theirs = FIGURES.get("fedavg"), huge["figures"].get("fedavg")
+        if ours and theirs:
+            print("== FedAvg, default / with huge pages (seconds):")
+            for key, label in (
+                ("length", "length(ar_mean(rec, n)): as SQLite sees it"),
+                ("column_blob", "ar_mean(rec, n) through the C API (sqlite3_column_blob)"),
+                ("python", "ar_mean(rec, n) into a Python bytes (sqlite3 module)"),
+                ("flower", f"{peer.label if peer else 'Flower'}: fetch, parse, aggregate_arrayrecords, serialize"),
+            ):
+                print(f"  {label:<76}{ours[key]:6.3f}  {theirs[key]:6.3f}")
     print(f"== Every ratio and its target ({load()} at the end)")
+    other = {label: value for label, value, _target, _ok in huge["summary"]} if huge else {}
+    if huge:
+        print(f"  {'':<70} {'default':>7}   {'hugetlb':>7}")
     for label, value, target, ok in SUMMARY:
-        print(f"  {label:<70} {value:>7}   {target:<8} {verdict(ok)}")
+        print(f"  {label:<70} {value:>7}   {other.get(label, ''):>7}   {target:<8} {verdict(ok)}")
     met = sum(ok for *_, ok in SUMMARY)
-    print(f"  {met} of {len(SUMMARY)} targets met")
+    print(f"  {met} of {len(SUMMARY)} targets met (default environment)")
 
 
 if __name__ == "__main__":
