@@ -59,6 +59,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import struct
@@ -1162,12 +1163,41 @@ def hugetlb_pass(args):
     return summary
 
 
+def bench_logging(quick):
+    """LoggingStrategy's cost: bench/logging_speed.py in build/flwr (rounds of
+    10 replies x 100 MB, --quick 4 x 5 MB), against SQLite's own floor (the
+    same bytes as one BLOB per reply, same page size and journal mode, fsync
+    at each round's end) and a plain file write."""
+    print("== Logging a Flower run (bench/logging_speed.py, LoggingStrategy)", flush=True)
+    if not os.path.exists(FLWR_PYTHON):
+        note("skipped: build/flwr is missing (make flower-env); LoggingStrategy needs flwr")
+        return
+    cmd = [FLWR_PYTHON, os.path.join(ROOT, "bench", "logging_speed.py")] + (["--quick"] if quick else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        print("  " + line)
+    m = re.search(r"logger / SQLite floor: ([0-9.]+)x", out)
+    if m:
+        ratio = float(m.group(1))
+        report("LoggingStrategy throughput / SQLite's floor", f"{ratio:.2f}x", ">= 0.80x", ratio >= 0.8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="about 10x smaller data")
     ap.add_argument(
         "--only",
-        choices=["fedavg", "fedavg_floor", "server_step", "object_ids", "window", "robust", "curves", "flower"],
+        choices=[
+            "fedavg",
+            "fedavg_floor",
+            "server_step",
+            "object_ids",
+            "window",
+            "robust",
+            "curves",
+            "flower",
+            "logging",
+        ],
         help="run this comparison alone (flower: FedAvg and Krum/Bulyan against Flower's code)",
     )
     ap.add_argument("--no-hugetlb", action="store_true", help=f"skip the second run with GLIBC_TUNABLES={HUGETLB}")
@@ -1200,6 +1230,7 @@ def main():
         "server_step": lambda: bench_server_step(args.quick),
         "window": lambda: bench_window(tmp, args.quick),
         "curves": lambda: bench_curves(tmp, args.quick, peer),
+        "logging": lambda: bench_logging(args.quick),
     }
     chosen = {None: list(steps), "flower": ["fedavg", "robust"]}.get(only, [only])
     try:
