@@ -73,9 +73,7 @@ def main(argv=None):
     t0 = time.monotonic()
     with Federation(os.path.join(ROOT, "examples", "flower_app"), supernodes=2) as fed:
         print(f"SuperLink on 127.0.0.1:{fed.superlink_port}, SuperNodes on {fed.supernode_ports} ({fed.workdir})")
-        run = fed.run(
-            {"num-server-rounds": args.rounds, "db": db, "run-name": "flower-demo"}, timeout=args.timeout
-        )
+        run = fed.run({"num-server-rounds": args.rounds, "db": db, "run-name": "flower-demo"}, timeout=args.timeout)
         if not run.ok:
             print(run.log + fed.tails(), file=sys.stderr)
             print(f"flower-demo: the run failed: {run!r}", file=sys.stderr)
@@ -133,7 +131,12 @@ def main(argv=None):
     r = recipes()
     show(con, "recipe fedavg_check:", r["fedavg_check"], p)
     show(con, "recipe largest_updates (last round):", r["largest_updates"], dict(p, round=args.rounds))
-    show(con, "recipe diff_checkpoints (round 0 to the last):", r["diff_checkpoints"], dict(p, round_a=0, round_b=args.rounds))
+    show(
+        con,
+        "recipe diff_checkpoints (round 0 to the last):",
+        r["diff_checkpoints"],
+        dict(p, round_a=0, round_b=args.rounds),
+    )
     show(con, "recipe layer_norm_jumps (ratios above 1.5):", r["layer_norm_jumps"], p)
     show(con, "recipe shrink_to_float16:", r["shrink_to_float16"], p)
     con.close()
