@@ -690,3 +690,98 @@ def _running(pid):
             return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except OSError:
         return False
+
+
+def test_supernode_killed_in_round_2():
+    """SuperNode 1 gets SIGKILL as round 2's train messages are pushed.
+    FedAvg needs one node (min-*-nodes 1) and a round waits round-timeout
+    seconds: round 2 ends with what Flower reported (SuperNode 0's reply,
+    and an error reply for the lost node if the SuperLink made one), is
+    logged as such, and the run goes on to round 3. Each logged model is
+    still rd_mean over its round's replies in arrival order, bit for bit."""
+    import sqlite_arrayrecord as sar
+
+    rounds_total, timeout = 3, 20
+    t0 = time.monotonic()
+    with Federation(APP, supernodes=NODES) as fed:
+        db = os.path.join(fed.workdir, "run.db")
+        hold = os.path.join(fed.workdir, "hold")
+        killed = []
+
+        def poll():
+            if not killed and os.path.exists(hold + ".at"):
+                victim = fed.procs["supernode1"]
+                os.killpg(victim.pid, signal.SIGKILL)
+                victim.wait(timeout=10)
+                killed.append(time.monotonic())
+                for stage in ("push", "pull"):
+                    open(f"{hold}.{stage}", "w").close()
+
+        run = fed.run(
+            dict(
+                CONFIG,
+                db=db,
+                **{
+                    "num-server-rounds": rounds_total,
+                    "fraction-evaluate": 0.0,
+                    "min-train-nodes": 1,
+                    "min-evaluate-nodes": 1,
+                    "min-available-nodes": 1,
+                    "round-timeout": timeout,
+                    "hold-file": hold,
+                    "hold-round": 2,
+                },
+            ),
+            timeout=240,
+            poll=poll,
+            poll_interval=0.1,
+        )
+        assert killed, f"round 2 never started{fed.tails()}"
+        assert run.ok, f"{run!r}\n{run.log}{fed.tails()}"
+        with open(fed.logs["supernode0"], errors="replace") as f:
+            survivor = int(re.search(r"SuperNode ID: (\d+)", f.read()).group(1))
+        con = sar.connect(db)
+        try:
+            (logged_run,) = con.execute("SELECT run FROM runs WHERE name = ?", (f"flower-app-{run.run_id}",)).fetchone()
+            rows = con.execute(
+                "SELECT round, replies, errors, aggregated, finished_at IS NOT NULL, json_extract(timings, '$.train_replies')"
+                " FROM rounds WHERE run = ? ORDER BY round",
+                (logged_run,),
+            ).fetchall()
+            replies = con.execute(
+                "SELECT round, pos, client, content IS NOT NULL, error_code, error_reason FROM replies"
+                " WHERE run = ? AND phase = 'train' ORDER BY round, pos",
+                (logged_run,),
+            ).fetchall()
+            same = [
+                con.execute(
+                    "SELECT rd_array_record((SELECT rd_mean(content) FROM (SELECT content FROM replies WHERE run = ?1"
+                    " AND round = ?2 AND phase = 'train' AND content IS NOT NULL ORDER BY pos)))"
+                    " = (SELECT rec FROM global_models WHERE run = ?1 AND round = ?2)",
+                    (logged_run, r),
+                ).fetchone()[0]
+                for r in range(1, rounds_total + 1)
+            ]
+            (result_arrays,) = con.execute("SELECT arrays FROM flower_result WHERE run = ?", (logged_run,)).fetchone()
+            (last,) = con.execute(
+                "SELECT rec FROM global_models WHERE run = ? AND round = ?", (logged_run, rounds_total)
+            ).fetchone()
+        finally:
+            con.close()
+    wall = time.monotonic() - t0
+    assert [r[0] for r in rows] == list(range(rounds_total + 1)) and all(r[3] == 1 and r[4] for r in rows[1:]), rows
+    assert rows[1][1:3] == (NODES, 0), rows  # round 1: both nodes
+    # round 2: the survivor's reply, plus error replies only for the lost node
+    r2 = [r for r in replies if r[0] == 2]
+    content2 = [r for r in r2 if r[3]]
+    assert len(content2) == 1 and int(content2[0][2]) == survivor, r2
+    assert all(r[4] is not None and int(r[2]) != survivor for r in r2 if not r[3]), r2
+    assert rows[2][1] == len(r2) and rows[2][2] == len(r2) - 1, (rows, r2)
+    if len(r2) == 1:  # no error reply: the round waited for the timeout
+        assert rows[2][5] >= timeout - 1, rows
+    assert same == [1] * rounds_total, same
+    assert last == result_arrays
+    print(
+        f"SuperNode 1 killed in round 2: rounds (round, replies, errors, aggregated, finished, seconds waiting) {rows};"
+        f" round 2's train replies {[(r[1], r[2], r[4], (r[5] or '')[:60]) for r in r2]}; {wall:.1f} s in all"
+    )

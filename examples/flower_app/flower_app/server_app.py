@@ -137,7 +137,13 @@ def main(grid: Grid, context: Context) -> None:
     num_rounds = int(cfg["num-server-rounds"])
     db = str(cfg.get("db", ""))
     initial = ArrayRecord({k: Array(v) for k, v in task.init_model(int(cfg["seed"])).items()})
-    strategy = FedAvg(fraction_train=float(cfg["fraction-train"]), fraction_evaluate=float(cfg["fraction-evaluate"]))
+    strategy = FedAvg(
+        fraction_train=float(cfg["fraction-train"]),
+        fraction_evaluate=float(cfg["fraction-evaluate"]),
+        min_train_nodes=int(cfg.get("min-train-nodes", 2)),
+        min_evaluate_nodes=int(cfg.get("min-evaluate-nodes", 2)),
+        min_available_nodes=int(cfg.get("min-available-nodes", 2)),
+    )
     run_name = str(cfg.get("run-name", "")) or f"flower-app-{context.run_id}"
     if db:
         if not os.path.isabs(db):
