@@ -785,3 +785,82 @@ def test_supernode_killed_in_round_2():
         f"SuperNode 1 killed in round 2: rounds (round, replies, errors, aggregated, finished, seconds waiting) {rows};"
         f" round 2's train replies {[(r[1], r[2], r[4], (r[5] or '')[:60]) for r in r2]}; {wall:.1f} s in all"
     )
+
+
+def _fedavg_replayed(task, rounds):
+    """The global model after `rounds` rounds of the app's FedAvg, computed
+    here: the clients replayed, their arrays summed as Flower's FedAvg does
+    (value * (n / total), in float32; two terms, so in any order)."""
+    model = task.init_model(CONFIG["seed"])
+    for r in range(1, rounds + 1):
+        updates = _replay(task, model, r)
+        total = sum(n for _, _, n, _, _ in updates)
+        new = {}
+        for _, _, n, arrays, _ in updates:
+            for k, v in arrays.items():
+                new[k] = new[k] + v * (n / total) if k in new else v * (n / total)
+        model = new
+    return model
+
+
+def test_serverapp_killed_and_resumed():
+    """The ServerApp gets SIGKILL once round 1 of 3 is logged (its `flwr
+    run` is stopped too); a second `flwr run` with resume=true and the same
+    run-name continues the logged run from round 1 in the same database and
+    ends with the arrays an uninterrupted run gives (replayed here, as
+    test_fedavg_two_rounds shows the federation's bytes are), bit for bit."""
+    import sqlite_arrayrecord as sar
+
+    task = _app()
+    rounds_total = 3
+    t0 = time.monotonic()
+    with Federation(APP, supernodes=NODES) as fed:
+        db = os.path.join(fed.workdir, "run.db")
+        config = dict(
+            CONFIG, db=db, **{"num-server-rounds": rounds_total, "fraction-evaluate": 0.0, "run-name": "resumed"}
+        )
+        killed = []
+
+        def poll():
+            if killed or not os.path.exists(db):
+                return
+            try:
+                ro = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+                try:
+                    done = ro.execute("SELECT max(round) FROM global_models").fetchone()[0]
+                finally:
+                    ro.close()
+            except sqlite3.Error:
+                return
+            if done is None or done < 1:
+                return
+            apps = [pid for pid, cmd in fed.processes().items() if "flwr-serverapp" in cmd]
+            for pid in apps:
+                os.kill(pid, signal.SIGKILL)
+            killed.append((done, apps))
+            os.killpg(fed.procs["run0"].pid, signal.SIGKILL)  # flwr run, streaming the killed run's log
+
+        first = fed.run(config, timeout=120, poll=poll, poll_interval=0.1)
+        assert killed and killed[0][1], f"the ServerApp was not killed: {first!r}{fed.tails()}"
+        done_before = killed[0][0]
+        second = fed.run(dict(config, resume=True), timeout=150)
+        assert second.ok, f"{second!r}\n{second.log}{fed.tails()}"
+        assert "LoggingStrategy: resuming run 'resumed'" in second.log, second.log
+        con = sar.connect(db)
+        try:
+            runs = con.execute("SELECT run, flower_run_id, num_rounds, finished_at IS NOT NULL FROM runs").fetchall()
+            rows = con.execute("SELECT round, replies, aggregated FROM rounds ORDER BY round").fetchall()
+            (last,) = con.execute("SELECT rec FROM global_models WHERE round = ?", (rounds_total,)).fetchone()
+            (result_arrays,) = con.execute("SELECT arrays FROM flower_result").fetchone()
+        finally:
+            con.close()
+    wall = time.monotonic() - t0
+    assert len(runs) == 1 and runs[0][2:] == (rounds_total, 1), runs
+    assert [r[0] for r in rows] == list(range(rounds_total + 1)) and all(r[1:] == (NODES, 1) for r in rows[1:]), rows
+    want = _record(_fedavg_replayed(task, rounds_total))
+    assert last == want, "the resumed run's last model is not the uninterrupted run's"
+    assert result_arrays == want, "the resumed run's Result.arrays is not the uninterrupted run's"
+    print(
+        f"ServerApp killed after round {done_before} (first flwr run: {first!r}); resumed by a second flwr run"
+        f" ({second.seconds:.1f} s) to round {rounds_total}: the same final arrays, bit for bit; {wall:.1f} s in all"
+    )
