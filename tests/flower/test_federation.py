@@ -843,7 +843,7 @@ def test_serverapp_killed_and_resumed():
         first = fed.run(config, timeout=120, poll=poll, poll_interval=0.1)
         assert killed and killed[0][1], f"the ServerApp was not killed: {first!r}{fed.tails()}"
         done_before = killed[0][0]
-        second = fed.run(dict(config, resume=True), timeout=150)
+        second = fed.run(dict(config, resume=True), timeout=240)
         assert second.ok, f"{second!r}\n{second.log}{fed.tails()}"
         assert "LoggingStrategy: resuming run 'resumed'" in second.log, second.log
         con = sar.connect(db)
