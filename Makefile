@@ -166,6 +166,13 @@ $(FLWR)/.installed: tests/flower/constraints.txt bindings/python/pyproject.toml 
 	@$(FLWR)/bin/python -c "import flwr, numpy; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__)"
 	@touch $@
 
+# examples/flower_app on a real local federation (a SuperLink and two
+# SuperNodes on 127.0.0.1), logged with LoggingStrategy into
+# build/flower-demo.db, then the views and a few sql/queries.sql recipes.
+.PHONY: flower-demo
+flower-demo: flower-env $(EXT)
+	$(FLWR)/bin/python examples/flower_app/run_demo.py --db $(abspath $(BUILD))/flower-demo.db
+
 demo: $(EXT)
 	@rm -f $(BUILD)/demo.db
 	@$(SQLITE3) $(BUILD)/demo.db < examples/demo.sql

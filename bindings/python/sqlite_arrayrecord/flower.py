@@ -116,6 +116,13 @@ def _rd_from_bytes(blob):
     return serde.recorddict_from_proto(_ProtoRecordDict.FromString(bytes(blob)))
 
 
+def _int64(n):
+    """Flower's unsigned 64-bit ids (node and run ids) as the signed 64-bit
+    integer of the same bits, as the SuperLink's own database stores them
+    (SQLite's INTEGER holds no value of 2**63 and above). None stays None."""
+    return n - (1 << 64) if n is not None and n >= 1 << 63 else n
+
+
 def _varint_len(n):
     size = 1
     while n >= 0x80:
@@ -479,7 +486,7 @@ class LoggingStrategy(Strategy):
                     r["round"],
                     phase,
                     pos,
-                    msg.metadata.dst_node_id,
+                    _int64(msg.metadata.dst_node_id),
                     msg.metadata.message_id or None,
                     blob,
                     global_key,
@@ -503,7 +510,8 @@ class LoggingStrategy(Strategy):
             else:
                 continue
             self._con.execute(
-                "INSERT OR IGNORE INTO clients(client, info) VALUES (?, json_object('node_id', ?))", (str(node), node)
+                "INSERT OR IGNORE INTO clients(client, info) VALUES (?, json_object('node_id', ?))",
+                (str(node), _int64(node)),
             )
             self._con.execute(
                 "INSERT INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -513,7 +521,7 @@ class LoggingStrategy(Strategy):
                     phase,
                     pos,
                     str(node),
-                    node,
+                    _int64(node),
                     meta.message_id or None,
                     meta.reply_to_message_id or None,
                     content,
@@ -677,7 +685,7 @@ class LoggingStrategy(Strategy):
                     self.run_name,
                     json.dumps(run_config),
                     self._notes,
-                    ctx.run_id if ctx is not None else None,
+                    _int64(ctx.run_id) if ctx is not None else None,
                     _class_name(self.strategy),
                     self._settings,
                     num_rounds,

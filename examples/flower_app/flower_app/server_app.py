@@ -1,17 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The ServerApp: FedAvg over every connected node for num-server-rounds.
 
-With a `db` path in the run config it also writes, with sqlite_arrayrecord,
-every round's global model and the final result to that SQLite file (the
-ArrayRecords as Flower's serde bytes, the form the extension reads):
-
-    rounds(run_id, round, arrays)      round 0 is the initial model
-    result(run_id, arrays, train_metrics, evaluate_metrics)   metrics as JSON
-    meta(run_id, key, value)           the versions and paths this process used
-
-Flower's run ids are unsigned 64-bit numbers; run_id is stored as the SuperLink
-stores it in its own database, the signed 64-bit integer of the same bits
-(SQLite's INTEGER cannot hold ids of 2**63 and above).
+With a `db` path in the run config (absolute) the strategy is
+sqlite_arrayrecord's LoggingStrategy around FedAvg: the run is logged into
+that SQLite file (sql/schema.sql: runs, rounds, instructions, replies,
+global_models, strategy_state; sql/views.sql) under the name `run-name`
+(default "flower-app-<run id>"); `resume=true` continues that run from its
+last complete round. runs.notes holds the versions and paths this process
+used (JSON), and the table flower_result(run, arrays, train_metrics,
+evaluate_metrics) the Result Flower's start() returned (arrays as Flower's
+serde bytes, metrics as JSON keyed by round). With `db` empty it runs FedAvg
+unlogged.
 """
 
 import json
@@ -29,11 +28,10 @@ from flower_app import task
 
 app = ServerApp()
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS rounds(run_id INTEGER, round INTEGER, arrays BLOB, PRIMARY KEY (run_id, round));
-CREATE TABLE IF NOT EXISTS result(run_id INTEGER PRIMARY KEY, arrays BLOB, train_metrics TEXT, evaluate_metrics TEXT);
-CREATE TABLE IF NOT EXISTS meta(run_id INTEGER, key TEXT, value TEXT, PRIMARY KEY (run_id, key));
-"""
+RESULT_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS flower_result(run INTEGER PRIMARY KEY, arrays BLOB, "
+    "train_metrics TEXT, evaluate_metrics TEXT)"
+)
 
 
 def record_bytes(arrays: ArrayRecord) -> bytes:
@@ -41,65 +39,54 @@ def record_bytes(arrays: ArrayRecord) -> bytes:
     return array_record_to_proto(arrays).SerializeToString()
 
 
-def sqlite_run_id(run_id):
-    """Flower's unsigned 64-bit run id as the signed integer of the same bits."""
-    return run_id - (1 << 64) if run_id >= 1 << 63 else run_id
-
-
 def _metrics_json(by_round):
     return json.dumps({str(r): dict(m) for r, m in sorted(by_round.items())}, sort_keys=True)
 
 
-class RunLog:
-    """The SQLite file of the run config's `db` key (nothing when it is empty)."""
+def _meta():
+    """The versions and paths this process uses, as JSON."""
+    import flwr
+    import numpy
 
-    def __init__(self, path, run_id):
-        self.run_id = run_id = sqlite_run_id(run_id)
-        self.con = None
-        if not path:
-            return
-        if not os.path.isabs(path):
-            raise ValueError(f"run config db must be an absolute path, got {path!r}")
-        import flwr
-        import numpy
+    import sqlite_arrayrecord as sar
 
-        import sqlite_arrayrecord as sar  # only a ServerApp that logs needs it
+    con = sar.connect()
+    try:
+        ar_version = con.execute("SELECT ar_version()").fetchone()[0]
+    finally:
+        con.close()
+    return json.dumps(
+        {
+            "flwr": flwr.__version__,
+            "numpy": numpy.__version__,
+            "sqlite_arrayrecord": os.path.dirname(os.path.abspath(sar.__file__)),
+            "extension": sar.loadable_path(),
+            "ar_version": ar_version,
+            "pid": str(os.getpid()),
+        }
+    )
 
-        self.con = sar.connect(path)
-        with self.con:
-            self.con.executescript(SCHEMA)
-            meta = {
-                "flwr": flwr.__version__,
-                "numpy": numpy.__version__,
-                "sqlite_arrayrecord": os.path.dirname(os.path.abspath(sar.__file__)),
-                "extension": sar.loadable_path(),
-                "ar_version": self.con.execute("SELECT ar_version()").fetchone()[0],
-                "pid": str(os.getpid()),
-            }
-            self.con.executemany(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", [(run_id, k, v) for k, v in meta.items()]
+
+def save_result(path, run_name, result):
+    """Flower's Result, next to the log of run_name (table flower_result)."""
+    import sqlite_arrayrecord as sar
+
+    con = sar.connect(path)
+    try:
+        with con:
+            con.execute(RESULT_SCHEMA)
+            (run,) = con.execute("SELECT run FROM runs WHERE name = ?", (run_name,)).fetchone()
+            con.execute(
+                "INSERT OR REPLACE INTO flower_result VALUES (?, ?, ?, ?)",
+                (
+                    run,
+                    record_bytes(result.arrays),
+                    _metrics_json(result.train_metrics_clientapp),
+                    _metrics_json(result.evaluate_metrics_clientapp),
+                ),
             )
-
-    def round(self, server_round, arrays):
-        if self.con is not None:
-            with self.con:
-                self.con.execute(
-                    "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?)", (self.run_id, server_round, record_bytes(arrays))
-                )
-
-    def result(self, result):
-        if self.con is not None:
-            with self.con:
-                self.con.execute(
-                    "INSERT OR REPLACE INTO result VALUES (?, ?, ?, ?)",
-                    (
-                        self.run_id,
-                        record_bytes(result.arrays),
-                        _metrics_json(result.train_metrics_clientapp),
-                        _metrics_json(result.evaluate_metrics_clientapp),
-                    ),
-                )
-            self.con.close()
+    finally:
+        con.close()
 
 
 def hold(grid, path, server_round, timeout=120.0):
@@ -148,22 +135,38 @@ def main(grid: Grid, context: Context) -> None:
     if str(cfg.get("hold-file", "")):
         hold(grid, str(cfg["hold-file"]), int(cfg.get("hold-round", 1)))
     num_rounds = int(cfg["num-server-rounds"])
-    runlog = RunLog(str(cfg["db"]), context.run_id)
+    db = str(cfg.get("db", ""))
     initial = ArrayRecord({k: Array(v) for k, v in task.init_model(int(cfg["seed"])).items()})
+    strategy = FedAvg(
+        fraction_train=float(cfg["fraction-train"]),
+        fraction_evaluate=float(cfg["fraction-evaluate"]),
+        min_train_nodes=int(cfg.get("min-train-nodes", 2)),
+        min_evaluate_nodes=int(cfg.get("min-evaluate-nodes", 2)),
+        min_available_nodes=int(cfg.get("min-available-nodes", 2)),
+    )
+    run_name = str(cfg.get("run-name", "")) or f"flower-app-{context.run_id}"
+    if db:
+        if not os.path.isabs(db):
+            raise ValueError(f"run config db must be an absolute path, got {db!r}")
+        from sqlite_arrayrecord.flower import LoggingStrategy  # only a ServerApp that logs needs it
+
+        strategy = LoggingStrategy(
+            strategy, db, run_name=run_name, context=context, resume=bool(cfg.get("resume", False)), notes=_meta()
+        )
 
     def on_round(server_round, arrays):
-        runlog.round(server_round, arrays)
-        return None
+        return None  # a server-side evaluation would go here; LoggingStrategy logs what it returns
 
-    strategy = FedAvg(fraction_train=float(cfg["fraction-train"]), fraction_evaluate=float(cfg["fraction-evaluate"]))
     result = strategy.start(
         grid=grid,
         initial_arrays=initial,
         num_rounds=num_rounds,
+        timeout=float(cfg.get("round-timeout", 3600)),
         train_config=ConfigRecord({"lr": float(cfg["lr"])}),
         evaluate_fn=on_round,
     )
-    runlog.result(result)
+    if db:
+        save_result(db, run_name, result)
     log(
         INFO,
         "flower_app server: %d rounds done, final train metrics %s",
