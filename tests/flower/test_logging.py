@@ -346,6 +346,29 @@ def test_views_and_cookbook_answer_on_a_logged_run():
         assert answered == len(recipes()) >= 8
 
 
+def test_ids_of_2_to_the_63_and_above_are_logged():
+    """Flower's node and run ids are unsigned 64-bit; about half are >= 2**63,
+    which SQLite's INTEGER cannot hold: they are stored as the signed 64-bit
+    integer of the same bits (as the SuperLink stores them), the client as
+    the unsigned id in text."""
+    big_node, big_run = 2**64 - 5, 2**63 + 7
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "big.db")
+        context = Context(run_id=big_run, node_id=1, node_config={}, state=RecordDict(), run_config={"db": db})
+        base = logging_app.make_answer()  # answers as node 102 (its num-examples come from the node id)
+        grid = StubGrid(run_id=big_run, nodes={101: base, big_node: lambda _node, msg: base(102, msg)})
+        random.seed(99)
+        np.random.seed(99)
+        with server_identity(grid), quiet_flower():
+            LoggingStrategy(FedAvg(), db, "big", context=context).start(
+                grid=grid, initial_arrays=logging_app.initial_arrays(), num_rounds=1
+            )
+        con = connect(db)
+        assert con.execute("SELECT flower_run_id FROM runs").fetchone()[0] == big_run - 2**64
+        rows = con.execute("SELECT client, node_id FROM replies WHERE node_id < 0").fetchall()
+        assert rows and set(rows) == {(str(big_node), big_node - 2**64)}, rows
+
+
 def test_error_replies_are_logged():
     with tempfile.TemporaryDirectory() as tmp:
         db, result, grid = logged_run(tmp, FedAvg(), 2, errors=(103,))
