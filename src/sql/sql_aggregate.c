@@ -554,6 +554,10 @@ void agg_result_copy(sqlite3_context *ctx, agg_state *st, int op, agg_store_fn *
 }
 
 const unsigned char *agg_kept_row(const agg_state *st, uint64_t r) {
+  /* Rows of no bytes (empty records, zero-length arrays) keep no buffer: a
+  ** row is then an empty one, never an offset from NULL. */
+  static const unsigned char no_bytes[1];
+  if (!st->kept.p) return no_bytes;
   return st->kept.p + (st->dropped + r) * st->row_bytes;
 }
 
