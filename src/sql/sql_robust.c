@@ -156,10 +156,11 @@ static int rb_combine(const rb_state *rb, int op, const size_t *sel, size_t ns, 
   const agg_state *st = &rb->agg;
   const double *w = (const double *)(const void *)rb->weights.p;
   const unsigned char **rows = codec_malloc((uint64_t)ns * (sizeof(*rows) + sizeof(double)) + 1);
-  double *wsel = (double *)(void *)(rows + ns);
+  double *wsel;
   size_t s;
   int i, rc = CODEC_OK;
   if (!rows) return CODEC_NOMEM;
+  wsel = (double *)(void *)(rows + ns);
   for (s = 0; s < ns; s++) {
     rows[s] = agg_kept_row(st, sel[s]);
     wsel[s] = w[sel[s]] / total;
