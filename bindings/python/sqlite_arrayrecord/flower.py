@@ -31,6 +31,8 @@ from flwr.proto.recorddict_pb2 import RecordDict as _ProtoRecordDict
 from flwr.serverapp.strategy import Result, Strategy
 
 from ._extension import connect
+from ._protobuf import varint
+from .record import _build_pieces
 
 __all__ = ["LoggingStrategy", "ResumeError", "read_result"]
 
@@ -74,33 +76,14 @@ def _rd_bytes(rd):
 
 
 def _ar_pieces(record):
-    pieces = []
-    for key, array in record.items():
-        a = []
-        if array.dtype:
-            a += _len_field(1, [array.dtype.encode()])
-        if array.shape:
-            a += _len_field(2, [b"".join(_varint(int(d) & 0xFFFFFFFFFFFFFFFF) for d in array.shape)])
-        if array.stype:
-            a += _len_field(3, [array.stype.encode()])
-        if array.data:
-            a += _len_field(4, [array.data])
-        item = ([] if not key else _len_field(1, [key.encode()])) + _len_field(2, a)
-        pieces += _len_field(1, item)
-    return pieces
+    """An ArrayRecord's bytes as pieces, each Array's fields as they are
+    (to_record's writer: the data bytes are not copied until joined)."""
+    items = [(key, (a.dtype, list(a.shape), a.stype, a.data)) for key, a in record.items()]
+    return _build_pieces(items, "LoggingStrategy")
 
 
 def _len_field(num, pieces):
-    return [bytes([num << 3 | 2]) + _varint(sum(len(p) for p in pieces))] + pieces
-
-
-def _varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return [bytes([num << 3 | 2]) + varint(sum(len(p) for p in pieces))] + pieces
 
 
 def _ar_bytes(rec):
@@ -123,20 +106,12 @@ def _int64(n):
     return n - (1 << 64) if n is not None and n >= 1 << 63 else n
 
 
-def _varint_len(n):
-    size = 1
-    while n >= 0x80:
-        n >>= 7
-        size += 1
-    return size
-
-
 def _array_item_size(key, record_size):
     """Bytes a RecordDict item (key, ArrayRecord of record_size bytes) takes
     in Flower's RecordDict message: Item {1: key, 2: record}, as field 1."""
     k = len(key.encode())
-    body = 1 + _varint_len(k) + k + 1 + _varint_len(record_size) + record_size
-    return 1 + _varint_len(body) + body
+    body = 1 + len(varint(k)) + k + 1 + len(varint(record_size)) + record_size
+    return 1 + len(varint(body)) + body
 
 
 # ---- the wrapped strategy's attributes: settings and state
