@@ -66,10 +66,10 @@ except ImportError:  # not installed: the package's source in this checkout, wit
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
     import sqlite_arrayrecord as sar
 
+from replay_strategies import replay  # noqa: E402  (examples/replay_strategies.py, beside this file)
+
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 CLASSES = 10
-# recipes that call ar_get(rec, key) once per layer of a joined record: each
-# call reads the whole record BLOB, so their cost is layers x record size
 
 
 def read_sql(name):
@@ -377,16 +377,9 @@ def main(argv=None):
         t0 = time.time()
         if name == "replay_strategies":
             # one round per statement, each handed the two states of the round before
-            # (examples/replay_strategies.py is the same loop); integer buffers are
-            # stepped as Flower's strategies step them, as float64
-            rows, state_a, state_b, r = [], None, None, 0
-            while True:
-                row = con.execute(sql, dict(params, round=r, state_a=state_a, state_b=state_b)).fetchone()
-                if row is None:
-                    break
-                _, state_a, state_b, distance = row
-                rows.append((r, distance))
-                r += 1
+            # (examples/replay_strategies.py's loop); integer buffers are stepped as
+            # Flower's strategies step them, as float64
+            rows = replay(con, params["run"], "fedavg", "fedadam", "{}", "{}")
             print(f"-- {name}: {len(rows)} rounds, fedavg against fedadam")
             print("   round | distance")
             for row in rows:
