@@ -421,30 +421,18 @@ class Federation:
         if run_config:
             args += ["--run-config", run_config if isinstance(run_config, str) else toml_overrides(run_config)]
         name = f"run{sum(k.startswith('run') for k in self.logs)}"  # run0, run1, ...
-        log_path = self.logs[name] = os.path.join(self.workdir, name + ".log")
         t0 = time.monotonic()
-        with open(log_path, "wb") as f:
-            proc = subprocess.Popen(
-                [os.path.join(FLWR_BIN, "flwr"), *args],
-                stdin=subprocess.DEVNULL,
-                stdout=f,
-                stderr=subprocess.STDOUT,
-                env=self.env,
-                cwd=self.workdir,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
-            self.procs[name] = proc
-            deadline = t0 + timeout
-            while proc.poll() is None:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise FederationError(f"flwr run did not finish in {timeout:.0f} s" + self.tails())
-                if poll is not None:
-                    poll()
-                time.sleep(poll_interval)
+        proc = self._spawn(name, [os.path.join(FLWR_BIN, "flwr"), *args])
+        deadline = t0 + timeout
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                self.stop()
+                raise FederationError(f"flwr run did not finish in {timeout:.0f} s" + self.tails())
+            if poll is not None:
+                poll()
+            time.sleep(poll_interval)
         seconds = time.monotonic() - t0
-        with open(log_path, errors="replace") as f:
+        with open(self.logs[name], errors="replace") as f:
             log = f.read()
         m = re.search(r"Successfully started run (\d+)", log)
         run_id = int(m.group(1)) if m else None
