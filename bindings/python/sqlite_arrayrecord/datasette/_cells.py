@@ -64,7 +64,7 @@ class TableCache:
     async def get(self, datasette, database, table):
         db = datasette.get_database(database)
         stamp = db.mtime_ns
-        key = (database, table)
+        key = (id(datasette), database, table)
         hit = self._cache.get(key)
         if hit is not None and hit[0] == stamp:
             return hit[1]

@@ -87,7 +87,7 @@ async def compare_page(datasette, request):
     try:
         _, rows = await _web.query(db, sql, {**a_params, **b_params})
     except BadRequest as e:
-        raise BadRequest(f"comparing {a.label()} with {b.label()}: {e.args[0]}")
+        raise BadRequest(f"comparing {a.label()} with {b.label()}: {e.args[0]}") from None
     rows = [dict(zip(COLUMNS, r)) for r in rows]
     keyed = [r for r in rows if r["rel_change"] is not None or r["cosine"] is not None]
     labels = [r["key"] for r in keyed]

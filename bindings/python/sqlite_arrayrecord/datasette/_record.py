@@ -197,7 +197,7 @@ async def record_page(datasette, request):
     try:
         rows = await inspect(ref, bins, grid)
     except BadRequest as e:
-        raise BadRequest(f"{ref.label()}: {e.args[0]}")
+        raise BadRequest(f"{ref.label()}: {e.args[0]}") from None
     described = None
     if not rows or rows[0]["record"] is not None:
         described = await describe(ref)
@@ -270,7 +270,7 @@ async def array_page(datasette, request):
     try:
         rows = await inspect(ref, bins, grid, position=pos)
     except BadRequest as e:
-        raise BadRequest(f"{ref.label()}: {e.args[0]}")
+        raise BadRequest(f"{ref.label()}: {e.args[0]}") from None
     if not rows:
         raise NotFound(f"{ref.label()} has no array at position {pos}")
     url = base_url(datasette, ref)

@@ -191,7 +191,7 @@ async def run_page(datasette, request):
     try:
         run_id = int(request.url_vars["run"])
     except ValueError:
-        raise NotFound("a run is named by its number (runs.run)")
+        raise NotFound("a run is named by its number (runs.run)") from None
     _, rows = await _web.query(
         db, f"SELECT {_select(RUN_COLUMNS, s['runs'])} FROM runs WHERE run = :run", {"run": run_id}
     )

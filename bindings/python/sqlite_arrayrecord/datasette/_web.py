@@ -46,7 +46,7 @@ def database(datasette, route):
     try:
         return datasette.get_database(route=tilde_decode(route))
     except KeyError:
-        raise NotFound("Database not found")
+        raise NotFound("Database not found") from None
 
 
 async def check_database(datasette, request, db):
@@ -85,10 +85,10 @@ async def query(db, sql, params=None, limit_ms=TIME_LIMIT_MS):
         return await db.execute_fn(run)
     except sqlite3.OperationalError as e:
         if str(e) == "interrupted":
-            raise BadRequest(f"the query took longer than {limit_ms // 1000} s and was stopped")
-        raise BadRequest(str(e))
+            raise BadRequest(f"the query took longer than {limit_ms // 1000} s and was stopped") from None
+        raise BadRequest(str(e)) from None
     except sqlite3.DatabaseError as e:
-        raise BadRequest(str(e))
+        raise BadRequest(str(e)) from None
 
 
 async def table_info(db, table):
@@ -186,7 +186,7 @@ def int_param(request, name, default, lo, hi):
     try:
         v = int(raw)
     except ValueError:
-        raise BadRequest(f"{name} must be an integer from {lo} to {hi}, got {raw!r}")
+        raise BadRequest(f"{name} must be an integer from {lo} to {hi}, got {raw!r}") from None
     if not lo <= v <= hi:
         raise BadRequest(f"{name} must be an integer from {lo} to {hi}, got {v}")
     return v
