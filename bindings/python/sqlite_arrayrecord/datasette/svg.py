@@ -18,7 +18,7 @@ heatmap(values, ...)          a matrix of cells coloured by value, with a
 import math
 from html import escape
 
-__all__ = ["line_chart", "bar_chart", "histogram", "heatmap", "nice_ticks", "format_number"]
+__all__ = ["line_chart", "bar_chart", "histogram", "heatmap", "nice_ticks", "format_number", "PALETTE"]
 
 # Series colours (Okabe-Ito: distinguishable for colour-blind readers, dark enough to print).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
