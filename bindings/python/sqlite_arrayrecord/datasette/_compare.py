@@ -110,6 +110,7 @@ async def compare_page(datasette, request):
                 title="cosine similarity per layer",
                 x_label="layer",
                 y_label="cos(a, b)",
+                y_range=(-1.0, 1.0),
                 width=720,
             )
         )

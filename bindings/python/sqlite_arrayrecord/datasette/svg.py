@@ -77,6 +77,19 @@ def nice_ticks(lo, hi, count=5):
     return out
 
 
+def _cover(lo, hi, count=5):
+    """(lo', hi', ticks): round ticks whose first and last enclose [lo, hi]."""
+    ticks = nice_ticks(lo, hi, count)
+    if len(ticks) < 2:
+        return lo, hi, ticks
+    step = ticks[1] - ticks[0]
+    while ticks[0] > lo + step * 1e-9:
+        ticks.insert(0, ticks[0] - step)
+    while ticks[-1] < hi - step * 1e-9:
+        ticks.append(ticks[-1] + step)
+    return ticks[0], ticks[-1], ticks
+
+
 def _range(values):
     vals = [v for v in values if v is not None and math.isfinite(v)]
     if not vals:
@@ -176,11 +189,11 @@ def line_chart(series, *, title, x_label, y_label, width=560, height=280, intege
     xlo, xhi = (min(xs), max(xs)) if xs else (0, 1)
     if xlo == xhi:
         xlo, xhi = xlo - 1, xhi + 1
-    ylo, yhi = _range(ys)
+    ylo, yhi, yticks = _cover(*_range(ys))
     xticks = nice_ticks(xlo, xhi)
     if integer_x:
         xticks = [t for t in xticks if float(t).is_integer()] or sorted(set(xs))
-    _axes(out, f, xlo, xhi, ylo, yhi, x_label, y_label, xticks=xticks)
+    _axes(out, f, xlo, xhi, ylo, yhi, x_label, y_label, xticks=xticks, yticks=yticks)
     for i, (name, pts) in enumerate(series.items()):
         color = PALETTE[i % len(PALETTE)]
         segs, cur = [], []
@@ -201,14 +214,16 @@ def line_chart(series, *, title, x_label, y_label, width=560, height=280, intege
                     f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}">'
                     f"<title>{_t(name)}: {_t(format_number(x))}, {_t(format_number(y))}</title></circle>"
                 )
-    _legend(out, f, list(series))
+    if len(series) > 1:
+        _legend(out, f, list(series))
     out.append("</svg>")
     return "\n".join(out)
 
 
-def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280):
+def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280, y_range=None):
     """Grouped bars: ``labels`` name the groups along x, ``series`` maps a
-    name to one value per label (None: no bar). The y axis starts at 0."""
+    name to one value per label (None: no bar). The y axis includes 0 and
+    every value (``y_range=(lo, hi)`` widens it, e.g. (-1, 1) for cosines)."""
     labels = [str(x) for x in labels]
     f = _Frame(width, height)
     out = _open(width, height, title, f"bar chart of {y_label} by {x_label}")
@@ -219,10 +234,11 @@ def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280)
         out.append("</svg>")
         return "\n".join(out)
     ylo, yhi = min(0.0, min(vals)), max(0.0, max(vals))
+    if y_range is not None:
+        ylo, yhi = min(ylo, y_range[0]), max(yhi, y_range[1])
     if ylo == yhi:
         yhi = 1.0
-    yticks = nice_ticks(ylo, yhi)
-    yhi = max(yhi, yticks[-1]) if yticks else yhi
+    ylo, yhi, yticks = _cover(ylo, yhi)
     group = (f.x1 - f.x0) / len(labels)
     nser = max(len(series), 1)
     bar = group * 0.8 / nser
