@@ -201,9 +201,10 @@ async def record_page(datasette, request):
     described = None
     if not rows or rows[0]["record"] is not None:
         described = await describe(ref)
-        if described is None and not rows:
+        if described is None and not rows and not ref.kind:
             raise BadRequest(f"{ref.label()}: {await error_text(ref)}")
-    kind = kind_of(rows, described)
+    # No rows and no description: an empty record of the column's declared kind.
+    kind = kind_of(rows, described) or ref.kind
     url = base_url(datasette, ref)
     values_records = []
     if kind == "recorddict" and described:
