@@ -198,7 +198,7 @@ async def record_page(datasette, request):
     db = _web.database(datasette, v["database"])
     ref = await _web.resolve(datasette, request, db, v["table"], v["pks"], v["column"])
     bins = _web.int_param(request, "bins", 32, 1, 1024)
-    grid = _web.int_param(request, "grid", 24, 1, 256)
+    grid = _web.int_param(request, "grid", 16, 1, 256)
     try:
         rows = await inspect(ref, bins, grid)
     except BadRequest as e:
