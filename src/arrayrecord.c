@@ -59,13 +59,28 @@ static int core_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TAB
 
 /* Every registrar, in registration order. */
 static int (*const registrars[])(sqlite3 *, char **) = {
-    core_register,          sql_npy_register,           sql_record_register,
-    sql_build_register,     vtab_array_record_register, vtab_npy_each_register,
-    sql_flower_register,    vtab_ar_objects_register,   sql_formats_register,
-    sql_math_register,      sql_record_math_register,   sql_aggregate_register,
-    vtab_ar_stats_register, sql_repr_register,          sql_threads_register,
-    sql_robust_register,    sql_recorddict_register,    vtab_record_dict_register,
-    sql_message_register,   sql_strategy_register,      vtab_ar_compare_register,
+    core_register,
+    sql_npy_register,
+    sql_record_register,
+    sql_build_register,
+    vtab_array_record_register,
+    vtab_npy_each_register,
+    sql_flower_register,
+    vtab_ar_objects_register,
+    sql_formats_register,
+    sql_math_register,
+    sql_record_math_register,
+    sql_aggregate_register,
+    vtab_ar_stats_register,
+    sql_repr_register,
+    sql_threads_register,
+    sql_robust_register,
+    sql_recorddict_register,
+    vtab_record_dict_register,
+    sql_message_register,
+    sql_strategy_register,
+    vtab_ar_compare_register,
+    vtab_ar_rolling_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global
