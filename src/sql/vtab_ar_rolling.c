@@ -120,6 +120,23 @@ static int rolling_connect(sqlite3 *db, void *schema, int argc, const char *cons
   return SQLITE_OK;
 }
 
+/* Messages quote the query and SQLite's messages about it, whose bytes may
+** be anything: each byte that starts no valid UTF-8 sequence becomes '?'. */
+static void utf8_fix(char *s) {
+  uint64_t n = strlen(s), i = 0;
+  while (i < n) {
+    size_t len = codec_utf8_seq((const unsigned char *)s + i, n - i);
+    if (len) {
+      i += len;
+    } else {
+      s[i++] = '?';
+    }
+  }
+}
+
+/* A short excerpt of the query for messages: printable UTF-8, cut with "...". */
+static const char *excerpt(char *out, const char *sql) { return codec_quote(out, CODEC_QUOTE_MAX, sql, strlen(sql)); }
+
 /* "ar_rolling_mean: <message>" on the table; SQLITE_ERROR (or NOMEM). */
 static int rolling_error(sqlite3_vtab_cursor *base, const char *fmt, ...) {
   va_list ap;
@@ -130,6 +147,7 @@ static int rolling_error(sqlite3_vtab_cursor *base, const char *fmt, ...) {
   sqlite3_free(base->pVtab->zErrMsg);
   base->pVtab->zErrMsg = msg ? sqlite3_mprintf("%s: %s", fname, msg) : NULL;
   sqlite3_free(msg);
+  if (base->pVtab->zErrMsg) utf8_fix(base->pVtab->zErrMsg);
   return base->pVtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
@@ -182,18 +200,19 @@ static int prepare_query(rolling_cursor *cur, const char *sql) {
   sqlite3_vtab_cursor *base = &cur->base;
   sqlite3_stmt *more = NULL;
   const char *tail = NULL;
+  char q[CODEC_QUOTE_MAX];
   int rc = sqlite3_prepare_v2(cur->db, sql, -1, &cur->query, &tail);
   if (rc != SQLITE_OK) return stmt_error(base, rc, "bad query", cur->db);
   if (!cur->query) return rolling_error(base, "query is empty (one SELECT of record [, weight [, label]])");
   if (!sqlite3_stmt_readonly(cur->query) || sqlite3_stmt_isexplain(cur->query) || !starts_as_query(sql))
-    return rolling_error(base, "query must be one read-only SELECT, got: %.60s", skip_space(sql));
+    return rolling_error(base, "query must be one read-only SELECT, got: %s", excerpt(q, skip_space(sql)));
   /* what follows may only be whitespace and comments: preparing it gives no statement */
   if (tail && *tail) {
     rc = sqlite3_prepare_v2(cur->db, tail, -1, &more, NULL);
     sqlite3_finalize(more);
     if (rc == SQLITE_NOMEM) return rc;
     if (rc != SQLITE_OK || more)
-      return rolling_error(base, "query must be one statement; more follows: %.60s", skip_space(tail));
+      return rolling_error(base, "query must be one statement; more follows: %s", excerpt(q, skip_space(tail)));
   }
   cur->ncols = sqlite3_column_count(cur->query);
   if (cur->ncols < 1 || cur->ncols > 3)
@@ -527,6 +546,7 @@ static int compute(rolling_cursor *cur, sqlite3_context *ctx) {
     char *msg = frame_message(sqlite3_errmsg(cur->db), cur->pos - n + 1, cur->pos);
     char *full = msg ? sqlite3_mprintf("%s: %s", fname, msg) : NULL;
     if (full) {
+      utf8_fix(full);
       sqlite3_result_error(ctx, full, -1);
       if (rc != SQLITE_ERROR && rc != SQLITE_DONE) sqlite3_result_error_code(ctx, rc);
     } else {
