@@ -21,7 +21,8 @@ side in one run and printed as ratios (never asserted anywhere).
               clients of a 9 MB model, and FedAvg's at 1 MB to 500 MB, next to
               Flower's code: build/bench/curves.json and bench/curves.png.
   window      rolling FedAvg over 100 rounds: the window form, a correlated
-              subquery per round and a plain ar_mean of the same rows.
+              subquery per round and ar_rolling_mean (the table-valued
+              function), against a plain ar_mean of the same rows.
   package     the Python package (bindings/python): to_record of a ~100 MB
               model as a share of memcpy bandwidth, and from_record(copy=False)
               of that record against reading its headers only.
@@ -575,8 +576,9 @@ def bench_server_step(quick):
 
 def bench_window(tmp, quick):
     """Rolling FedAvg over 100 rounds of a 10 MB model (1 MB quick), frame of
-    5: the window form and a correlated subquery per round, against a plain
-    ar_mean over the same rows and SQLite's own floors."""
+    5: the window form, a correlated subquery per round and the table-valued
+    function ar_rolling_mean, against a plain ar_mean over the same rows and
+    SQLite's own floors."""
     rounds, numel = 100, (10_000_000 if not quick else 1_000_000) // 4
     rng = np.random.default_rng(9)
     print(
@@ -587,6 +589,8 @@ def bench_window(tmp, quick):
             window: ar_mean(rec, n) OVER (ORDER BY round ROWS BETWEEN 4 PRECEDING AND CURRENT ROW).
             subquery: SELECT (SELECT ar_mean(t.rec, t.n) FROM rounds t WHERE t.round BETWEEN r.round - 4
               AND r.round) FROM rounds r (each frame read from the table through its key).
+            ar_rolling_mean: SELECT rec FROM ar_rolling_mean('SELECT rec, n FROM rounds ORDER BY round', 5)
+              (each row read once, the frame's rows kept in reused buffers, each frame stepped through ar_mean).
             Floors: noop_window(rec) over the same frame (SQLite's window machinery with an aggregate
             that keeps nothing), sum(noop(rec)) per frame (SQLite reading each frame's rows).
             Each result read through length(); best of 3, in turns.""")
@@ -597,9 +601,15 @@ def bench_window(tmp, quick):
     sub = "(SELECT {f}(t.rec{w}) FROM rounds t WHERE t.round BETWEEN r.round - 4 AND r.round)"
     sub_sql = f"SELECT sum(length({sub.format(f='ar_mean', w=', t.n')})) FROM rounds r"
     sub_floor_sql = "SELECT sum((SELECT sum(noop(t.rec)) FROM rounds t WHERE t.round BETWEEN r.round - 4 AND r.round)) FROM rounds r"
+    tvf = "ar_rolling_mean('SELECT rec, n, round FROM rounds ORDER BY round', 5)"
+    tvf_sql = f"SELECT sum(length(rec)) FROM {tvf}"
     same_sql = (
         f"SELECT count(*) FROM (SELECT round, ar_mean(rec, n) {frame} m FROM rounds) w "
         f"JOIN (SELECT r.round, {sub.format(f='ar_mean', w=', t.n')} m FROM rounds r) s USING (round) WHERE w.m = s.m"
+    )
+    same_tvf_sql = (
+        f"SELECT count(*) FROM {tvf} v "
+        f"JOIN (SELECT r.round, {sub.format(f='ar_mean', w=', t.n')} m FROM rounds r) s ON s.round = v.label WHERE v.rec = s.m"
     )
     path = os.path.join(tmp, "rounds.db")
     mem, disk = Db(":memory:"), Db(path)
@@ -616,41 +626,59 @@ def bench_window(tmp, quick):
     os.sync()
     same = int(mem.run(same_sql))
     print(f"  the subquery's {rounds} results equal the window's bit for bit: {same} of {rounds}")
+    same = int(mem.run(same_tvf_sql))
+    print(f"  ar_rolling_mean's {rounds} results equal the subquery's bit for bit: {same} of {rounds}")
     out = {}
     for store in ("FILE", "MEMORY"):
         mem.run(f"PRAGMA temp_store = {store}")
-        t_plain, t_win, t_sub, t_floor, t_sub_floor = in_turns(
+        t_plain, t_win, t_sub, t_tvf, t_floor, t_sub_floor = in_turns(
             [
                 lambda: mem.run(plain_sql),
                 lambda: mem.run(win_sql),
                 lambda: mem.run(sub_sql),
+                lambda: mem.run(tvf_sql),
                 lambda: mem.run(floor_sql),
                 lambda: mem.run(sub_floor_sql),
             ],
             3,
         )
-        out[store] = dict(plain=t_plain, window=t_win, subquery=t_sub, window_floor=t_floor, sub_floor=t_sub_floor)
+        out[store] = dict(
+            plain=t_plain, window=t_win, subquery=t_sub, rolling=t_tvf, window_floor=t_floor, sub_floor=t_sub_floor
+        )
         print(
             f"  in memory, temp_store = {store}: plain ar_mean {t_plain:.3f} s, window {t_win:.3f} s,"
-            f" subquery {t_sub:.3f} s; floors: noop_window {t_floor:.3f} s, noop per frame {t_sub_floor:.3f} s"
+            f" subquery {t_sub:.3f} s, ar_rolling_mean {t_tvf:.3f} s;"
+            f" floors: noop_window {t_floor:.3f} s, noop per frame {t_sub_floor:.3f} s"
         )
         r = t_win / t_plain
         report(f"rolling FedAvg, window form / plain ar_mean, temp_store {store.lower()}", f"{r:.1f}x", "<= 5x", r <= 5)
     r = out["MEMORY"]["subquery"] / out["MEMORY"]["plain"]
     report("rolling FedAvg, subquery per round / plain ar_mean, in memory", f"{r:.1f}x", "<= 5x", r <= 5)
-    t_plain, t_sub, t_sub_floor = in_turns(
-        [lambda: disk.run(plain_sql), lambda: disk.run(sub_sql), lambda: disk.run(sub_floor_sql)], 3
+    r = out["MEMORY"]["rolling"] / out["MEMORY"]["plain"]
+    report("rolling FedAvg, ar_rolling_mean / plain ar_mean, in memory", f"{r:.1f}x", "<= 5x", r <= 5)
+    t_plain, t_sub, t_tvf, t_sub_floor = in_turns(
+        [
+            lambda: disk.run(plain_sql),
+            lambda: disk.run(sub_sql),
+            lambda: disk.run(tvf_sql),
+            lambda: disk.run(sub_floor_sql),
+        ],
+        3,
     )
-    out["DISK"] = dict(plain=t_plain, subquery=t_sub, sub_floor=t_sub_floor)
+    out["DISK"] = dict(plain=t_plain, subquery=t_sub, rolling=t_tvf, sub_floor=t_sub_floor)
     print(
-        f"  file, 64 KiB pages: plain ar_mean {t_plain:.3f} s, subquery {t_sub:.3f} s;"
-        f" floor: noop per frame {t_sub_floor:.3f} s"
+        f"  file, 64 KiB pages: plain ar_mean {t_plain:.3f} s, subquery {t_sub:.3f} s,"
+        f" ar_rolling_mean {t_tvf:.3f} s; floor: noop per frame {t_sub_floor:.3f} s"
     )
     r = t_sub / t_plain
     report("rolling FedAvg, subquery per round / plain ar_mean, file", f"{r:.1f}x", "<= 5x", r <= 5)
+    r = t_tvf / t_plain
+    report("rolling FedAvg, ar_rolling_mean / plain ar_mean, file", f"{r:.1f}x", "<= 5x", r <= 5)
     note(f"""The subquery reads each row 5 times (once per frame it is in) and makes {rounds} results: 5x the
              plain aggregate's reading and arithmetic is its floor. The window form reads each row once
-             from the table but writes it to an ephemeral table and reads it back twice (in, out).""")
+             from the table but writes it to an ephemeral table and reads it back twice (in, out).
+             ar_rolling_mean reads each row once and copies it once into a reused buffer; its floor is
+             ar_mean's arithmetic over 5 rows per frame and a result per frame.""")
     mem.close()
     disk.close()
     FIGURES["rolling"] = out

@@ -21,6 +21,7 @@ int sql_record_math_register(sqlite3 *db, char **pzErrMsg);
 int sql_aggregate_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_stats_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_compare_register(sqlite3 *db, char **pzErrMsg);
+int vtab_ar_rolling_register(sqlite3 *db, char **pzErrMsg);
 int sql_repr_register(sqlite3 *db, char **pzErrMsg);
 int sql_threads_register(sqlite3 *db, char **pzErrMsg);
 int sql_robust_register(sqlite3 *db, char **pzErrMsg);

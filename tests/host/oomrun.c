@@ -120,6 +120,22 @@ static int run_one(sqlite3 *db, const char *sql, text *out) {
   return rc;
 }
 
+/* ar_rolling_mean runs statements of its own on the connection; when one
+** fails, SQLite stores its message as the connection's error in a fresh
+** allocation (sqlite3ErrorWithMsg, SQLITE_DYNAMIC), freeing the buffer
+** prime_error_buffer left. The outer statement's message, longer, may then
+** need a new buffer in SQLite's benign copy, and lose its text to "SQL logic
+** error" when that allocation is the one failed. Only that outcome of only
+** those errors is let through. */
+static int lost_own_statement_error(const text *got, const text *expected) {
+  static const char lost[] = "error(1): SQL logic error\n", own[] = "error(1): ar_rolling_mean: ";
+  size_t rows = got->n - (sizeof(lost) - 1); /* the rows before the error, the same in both */
+  if (got->n < sizeof(lost) - 1 || memcmp(got->p + rows, lost, sizeof(lost) - 1) != 0) return 0;
+  return expected->n >= rows + sizeof(own) - 1 && (rows == 0 || memcmp(got->p, expected->p, rows) == 0) &&
+         memcmp(expected->p + rows, own, sizeof(own) - 1) == 0 &&
+         memchr(expected->p + rows, '\n', expected->n - rows) == expected->p + expected->n - 1;
+}
+
 /* The statements of a file, split the way SQLite parses them. */
 static int split(const char *sql, char ***stmts) {
   sqlite3 *db = open_db();
@@ -197,7 +213,7 @@ static int scenario_file(const char *path, text *all_sql) {
         printf("FAIL oom/%s: statement %d, allocation %ld failed: %ld allocation(s) leaked\n    %s\n", path, k + 1, N,
                failalloc_outstanding - before, stmts[k]);
         failures++;
-      } else if (!(rc == SQLITE_NOMEM && injected) &&
+      } else if (!(rc == SQLITE_NOMEM && injected) && !(injected && lost_own_statement_error(&got, &expected)) &&
                  !(got.n == expected.n && (got.n == 0 || memcmp(got.p, expected.p, got.n) == 0))) {
         printf("FAIL oom/%s: statement %d, allocation %ld failed:\n    %s\n    got      %.*s    expected %.*s", path,
                k + 1, N, stmts[k], (int)got.n, got.p ? got.p : "", (int)expected.n, expected.p ? expected.p : "");
