@@ -30,6 +30,12 @@ unsigned char *sql_math_scratch(sqlite3_context *ctx) {
   return p;
 }
 
+void sql_math_stats(const npy_array *a, am_stats *st, unsigned char *scratch) {
+  unsigned what = AM_SUM | AM_STD | AM_SUMSQ | AM_NONFINITE;
+  if (dt_kind(a->dtype.type) != DT_KIND_COMPLEX) what |= AM_MINMAX;
+  am_reduce(a, what, st, scratch);
+}
+
 void sql_result_number(sqlite3_context *ctx, double re, double im, int is_complex) {
   dt_value v;
   if (!is_complex) {

@@ -13,6 +13,10 @@
 /* AM_SCRATCH bytes (free with codec_free), or NULL after reporting SQLITE_NOMEM. */
 unsigned char *sql_math_scratch(sqlite3_context *ctx);
 
+/* ar_stats' reduction, which ar_inspect shares: sum, std, sum of squares,
+** the nonfinite count and, unless the array is complex, min and max. */
+void sql_math_stats(const npy_array *a, am_stats *st, unsigned char *scratch);
+
 /* A REAL, or for complex values the JSON text "[re,im]" (as npy_item gives
 ** complex elements). A NaN REAL comes back as NULL: SQLite has no NaN. */
 void sql_result_number(sqlite3_context *ctx, double re, double im, int is_complex);

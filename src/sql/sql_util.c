@@ -388,21 +388,24 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t) {
   }
 }
 
+int sql_vtab_connect_size(sqlite3 *db, const char *schema, size_t size, int innocuous, sqlite3_vtab **ppVtab) {
+  sqlite3_vtab *vtab;
+  int rc = sqlite3_declare_vtab(db, schema);
+  if (rc != SQLITE_OK) return rc;
+  vtab = sqlite3_malloc64(size);
+  if (!vtab) return SQLITE_NOMEM;
+  memset(vtab, 0, size);
+  if (innocuous) sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = vtab;
+  return SQLITE_OK;
+}
+
 int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
                      char **pzErr) {
-  sqlite3_vtab *vtab;
-  int rc;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, (const char *)schema);
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = vtab;
-  return SQLITE_OK;
+  return sql_vtab_connect_size(db, (const char *)schema, sizeof(sqlite3_vtab), 1, ppVtab);
 }
 
 int sql_vtab_disconnect(sqlite3_vtab *vtab) {
@@ -424,6 +427,21 @@ int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const c
   sqlite3_free(base->pVtab->zErrMsg);
   base->pVtab->zErrMsg = sqlite3_mprintf("%s: %s", fname, err->msg);
   return base->pVtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+int sql_vtab_column_error(sqlite3_context *ctx, const char *who, int rc, const codec_err *err) {
+  char *msg;
+  if (rc == CODEC_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+    return 0;
+  }
+  msg = sqlite3_mprintf("%s: %s", who, err->msg);
+  if (msg)
+    sqlite3_result_error(ctx, msg, -1);
+  else
+    sqlite3_result_error_nomem(ctx);
+  sqlite3_free(msg);
+  return 0;
 }
 
 int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
@@ -465,5 +483,27 @@ int sql_vtab_best_index(sqlite3_index_info *info, int arg_col) {
   if (seen) return SQLITE_CONSTRAINT;
   info->idxNum = 0;
   info->estimatedCost = 1e12;
+  return SQLITE_OK;
+}
+
+int sql_vtab_best_index_args(sqlite3_index_info *info, int first_col, int nargs) {
+  int i, k, seen = 0, at[8], used = 0;
+  for (k = 0; k < nargs; k++) at[k] = -1;
+  for (i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    k = c->iColumn - first_col;
+    if (k < 0 || k >= nargs || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    seen |= 1 << k;
+    if (c->usable) at[k] = i;
+  }
+  for (k = 0; k < nargs; k++) /* an argument there but not usable in this order: another plan */
+    if ((seen & (1 << k)) && at[k] < 0) return SQLITE_CONSTRAINT;
+  info->idxNum = 0;
+  for (k = 0; k < nargs; k++) {
+    if (at[k] < 0) continue;
+    info->aConstraintUsage[at[k]].argvIndex = ++used;
+    info->aConstraintUsage[at[k]].omit = 1;
+    info->idxNum |= 1 << k;
+  }
   return SQLITE_OK;
 }

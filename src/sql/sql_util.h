@@ -144,6 +144,10 @@ void sql_result_value(sqlite3_context *ctx, const dt_value *v, dt_type t);
 ** has no side effects). xDisconnect frees it. sql_vtab_open allocates a
 ** zeroed cursor of `size` bytes (its first member a sqlite3_vtab_cursor). */
 int sql_vtab_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab, char **pzErr);
+/* sql_vtab_connect's work for a table of its own type: declares schema,
+** allocates a zeroed table of `size` bytes (its first member a
+** sqlite3_vtab) and marks it innocuous when `innocuous` is set. */
+int sql_vtab_connect_size(sqlite3 *db, const char *schema, size_t size, int innocuous, sqlite3_vtab **ppVtab);
 int sql_vtab_disconnect(sqlite3_vtab *vtab);
 int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
 
@@ -155,11 +159,21 @@ int sql_vtab_open(size_t size, sqlite3_vtab_cursor **ppCursor);
 int sql_vtab_blob_arg(sqlite3_vtab_cursor *base, const char *fname, const char *what, int idxNum, int argc,
                       sqlite3_value **argv, codec_span *arg);
 int sql_vtab_error(sqlite3_vtab_cursor *base, const char *fname, int rc, const codec_err *err);
+/* A column's error as its result: "<who>: message", or SQLITE_NOMEM for
+** CODEC_NOMEM (a column context has no function for sql_codec_error to
+** name). Returns 0. */
+int sql_vtab_column_error(sqlite3_context *ctx, const char *who, int rc, const codec_err *err);
 
 /* xBestIndex for a table-valued function with one required hidden argument
 ** in column `arg_col`: uses an equality constraint on it (idxNum 1), asks
 ** for a better plan when it is present but unusable (SQLITE_CONSTRAINT),
 ** and leaves idxNum 0 when it is absent so xFilter can say so. */
 int sql_vtab_best_index(sqlite3_index_info *info, int arg_col);
+/* xBestIndex's part for a table-valued function whose `nargs` hidden
+** arguments (at most 8) are the columns from `first_col` on: each given by
+** an equality constraint is used, in column order (argvIndex 1, 2, ...), and
+** sets idxNum bit k for argument k; one that is present but unusable asks
+** for another plan (SQLITE_CONSTRAINT). The caller sets the cost. */
+int sql_vtab_best_index_args(sqlite3_index_info *info, int first_col, int nargs);
 
 #endif

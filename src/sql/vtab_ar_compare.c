@@ -139,24 +139,9 @@ static int compare_close(sqlite3_vtab_cursor *base) {
 
 /* Both hidden arguments by equality (idxNum bit 0 for a, bit 1 for b). */
 static int compare_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
-  int i, k, seen = 0, at[2] = {-1, -1}, used = 0;
+  int rc = sql_vtab_best_index_args(info, COL_ARG_A, 2);
   (void)vtab;
-  for (i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    k = c->iColumn - COL_ARG_A;
-    if (k < 0 || k > 1 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    seen |= 1 << k;
-    if (c->usable) at[k] = i;
-  }
-  /* An argument that is there but not usable in this order: another plan. */
-  if (((seen & 1) && at[0] < 0) || ((seen & 2) && at[1] < 0)) return SQLITE_CONSTRAINT;
-  info->idxNum = 0;
-  for (k = 0; k < 2; k++) {
-    if (at[k] < 0) continue;
-    info->aConstraintUsage[at[k]].argvIndex = ++used;
-    info->aConstraintUsage[at[k]].omit = 1;
-    info->idxNum |= 1 << k;
-  }
+  if (rc != SQLITE_OK) return rc;
   info->estimatedCost = info->idxNum == 3 ? 10 : 1e12;
   info->estimatedRows = 10;
   return SQLITE_OK;
@@ -287,18 +272,7 @@ static void row_items(const compare_cursor *cur, int *ia, int *ib) {
 
 /* A column's error: "ar_compare: argument N: problem". */
 static int column_error(sqlite3_context *ctx, int rc, const codec_err *err, int argi) {
-  char *msg;
-  if (rc == CODEC_NOMEM) {
-    sqlite3_result_error_nomem(ctx);
-    return 0;
-  }
-  msg = sqlite3_mprintf("ar_compare: argument %d: %s", argi + 1, err->msg);
-  if (msg)
-    sqlite3_result_error(ctx, msg, -1);
-  else
-    sqlite3_result_error_nomem(ctx);
-  sqlite3_free(msg);
-  return 0;
+  return sql_vtab_column_error(ctx, argi ? "ar_compare: argument 2" : "ar_compare: argument 1", rc, err);
 }
 
 /* Open one side's array: numeric, not numeric (no NumPy dtype), or an error. */

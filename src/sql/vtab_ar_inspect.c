@@ -136,24 +136,9 @@ static int inspect_close(sqlite3_vtab_cursor *base) {
 /* The hidden arguments by equality (idxNum bits 0-3), and which of the
 ** histogram and heatmap the query reads. */
 static int inspect_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
-  int i, k, seen = 0, at[4] = {-1, -1, -1, -1}, used = 0;
+  int rc = sql_vtab_best_index_args(info, COL_ARG, 4);
   (void)vtab;
-  for (i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    k = c->iColumn - COL_ARG;
-    if (k < 0 || k > 3 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    seen |= 1 << k;
-    if (c->usable) at[k] = i;
-  }
-  for (k = 0; k < 4; k++) /* an argument there but not usable in this order: another plan */
-    if ((seen & (1 << k)) && at[k] < 0) return SQLITE_CONSTRAINT;
-  info->idxNum = 0;
-  for (k = 0; k < 4; k++) {
-    if (at[k] < 0) continue;
-    info->aConstraintUsage[at[k]].argvIndex = ++used;
-    info->aConstraintUsage[at[k]].omit = 1;
-    info->idxNum |= 1 << k;
-  }
+  if (rc != SQLITE_OK) return rc;
   if (sqlite3_libversion_number() < 3010000) { /* no colUsed: assume both */
     info->idxNum |= IDX_HISTOGRAM | IDX_HEATMAP;
   } else {
@@ -333,20 +318,6 @@ static const record_item *row_item(const inspect_cursor *cur) {
   return &cur->recs[cur->rec].items[cur->row - cur->first];
 }
 
-static int column_error(sqlite3_context *ctx, int rc, const codec_err *err) {
-  if (rc == CODEC_NOMEM) {
-    sqlite3_result_error_nomem(ctx);
-  } else {
-    char *msg = sqlite3_mprintf("ar_inspect: %s", err->msg);
-    if (msg)
-      sqlite3_result_error(ctx, msg, -1);
-    else
-      sqlite3_result_error_nomem(ctx);
-    sqlite3_free(msg);
-  }
-  return 0;
-}
-
 /* Open the current array (on failure the error is the column's result). */
 static int open_row(inspect_cursor *cur, sqlite3_context *ctx) {
   codec_err err;
@@ -358,7 +329,7 @@ static int open_row(inspect_cursor *cur, sqlite3_context *ctx) {
   } else if ((rc = array_open(row_item(cur), cur->row - cur->first, &cur->a, &err)) != CODEC_OK) {
     /* no NumPy dtype (a safetensors BF16 tensor): a row without numbers,
     ** as ar_compare gives one; broken bytes are an error */
-    if (rc != CODEC_UNSUPPORTED) return column_error(ctx, rc, &err);
+    if (rc != CODEC_UNSUPPORTED) return sql_vtab_column_error(ctx, "ar_inspect", rc, &err);
     cur->numeric = 0;
   }
   cur->opened = 1;
@@ -391,11 +362,9 @@ static int need_scratch(inspect_cursor *cur, sqlite3_context *ctx) {
 
 /* ar_stats' reduction. */
 static int compute_stats(inspect_cursor *cur, sqlite3_context *ctx) {
-  unsigned what = AM_SUM | AM_STD | AM_SUMSQ | AM_NONFINITE;
   if (!open_row(cur, ctx) || !need_scratch(cur, ctx)) return 0;
   if (cur->computed) return 1;
-  if (dt_kind(cur->a.dtype.type) != DT_KIND_COMPLEX) what |= AM_MINMAX;
-  am_reduce(&cur->a, what, &cur->st, cur->scratch);
+  sql_math_stats(&cur->a, &cur->st, cur->scratch);
   cur->computed = 1;
   return 1;
 }

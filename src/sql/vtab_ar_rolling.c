@@ -103,21 +103,14 @@ typedef struct rolling_cursor {
 
 static int rolling_connect(sqlite3 *db, void *schema, int argc, const char *const *argv, sqlite3_vtab **ppVtab,
                            char **pzErr) {
-  rolling_vtab *vtab;
-  int rc;
+  /* Not innocuous: the query may call anything the connection has, so a
+  ** view in an untrusted schema must not reach it. */
+  int rc = sql_vtab_connect_size(db, (const char *)schema, sizeof(rolling_vtab), 0, ppVtab);
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, (const char *)schema);
-  if (rc != SQLITE_OK) return rc;
-  vtab = sqlite3_malloc(sizeof(*vtab));
-  if (!vtab) return SQLITE_NOMEM;
-  memset(vtab, 0, sizeof(*vtab));
-  vtab->db = db;
-  /* Not SQLITE_VTAB_INNOCUOUS: the query may call anything the connection
-  ** has, so a view in an untrusted schema must not reach it. */
-  *ppVtab = &vtab->base;
-  return SQLITE_OK;
+  if (rc == SQLITE_OK) ((rolling_vtab *)*ppVtab)->db = db;
+  return rc;
 }
 
 /* Messages quote the query and SQLite's messages about it, whose bytes may
@@ -375,23 +368,9 @@ static int rolling_close(sqlite3_vtab_cursor *base) {
 
 /* Both hidden arguments by equality (idxNum bit 0 for query, bit 1 for frame). */
 static int rolling_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
-  int i, k, seen = 0, at[2] = {-1, -1}, used = 0;
+  int rc = sql_vtab_best_index_args(info, COL_QUERY, 2);
   (void)vtab;
-  for (i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    k = c->iColumn - COL_QUERY;
-    if (k < 0 || k > 1 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    seen |= 1 << k;
-    if (c->usable) at[k] = i;
-  }
-  if (((seen & 1) && at[0] < 0) || ((seen & 2) && at[1] < 0)) return SQLITE_CONSTRAINT;
-  info->idxNum = 0;
-  for (k = 0; k < 2; k++) {
-    if (at[k] < 0) continue;
-    info->aConstraintUsage[at[k]].argvIndex = ++used;
-    info->aConstraintUsage[at[k]].omit = 1;
-    info->idxNum |= 1 << k;
-  }
+  if (rc != SQLITE_OK) return rc;
   info->estimatedCost = info->idxNum == 3 ? 1000 : 1e12;
   info->estimatedRows = 100;
   return SQLITE_OK;

@@ -124,27 +124,13 @@ static int stats_load(stats_cursor *cur, sqlite3_context *ctx, int stats) {
   codec_err err;
   int rc;
   if (!cur->opened) {
-    if ((rc = array_open(&cur->rec.items[cur->row], cur->row, &cur->a, &err)) != CODEC_OK) {
-      /* not sql_codec_error: a column context has no function to name */
-      if (rc == CODEC_NOMEM) {
-        sqlite3_result_error_nomem(ctx);
-      } else {
-        char *msg = sqlite3_mprintf("ar_stats: %s", err.msg);
-        if (msg)
-          sqlite3_result_error(ctx, msg, -1);
-        else
-          sqlite3_result_error_nomem(ctx);
-        sqlite3_free(msg);
-      }
-      return 0;
-    }
+    if ((rc = array_open(&cur->rec.items[cur->row], cur->row, &cur->a, &err)) != CODEC_OK)
+      return sql_vtab_column_error(ctx, "ar_stats", rc, &err);
     cur->opened = 1;
   }
   if (stats && !cur->computed) {
-    unsigned what = AM_SUM | AM_STD | AM_SUMSQ | AM_NONFINITE;
-    if (dt_kind(cur->a.dtype.type) != DT_KIND_COMPLEX) what |= AM_MINMAX;
     if (!cur->scratch && !(cur->scratch = sql_math_scratch(ctx))) return 0;
-    am_reduce(&cur->a, what, &cur->st, cur->scratch);
+    sql_math_stats(&cur->a, &cur->st, cur->scratch);
     cur->computed = 1;
   }
   return 1;
