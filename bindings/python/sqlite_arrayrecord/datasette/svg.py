@@ -172,6 +172,21 @@ def _empty(out, f, text):
     )
 
 
+def _close(out, f=None, legend=()):
+    """The SVG text: a legend when there is more than one series, then the end tag."""
+    if len(legend) > 1:
+        _legend(out, f, list(legend))
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _no_values(out, f, x_label, y_label, text="no values"):
+    """An empty chart: unit axes and ``text`` in the middle."""
+    _axes(out, f, 0, 1, 0, 1, x_label, y_label)
+    _empty(out, f, text)
+    return _close(out)
+
+
 def line_chart(series, *, title, x_label, y_label, width=560, height=280, integer_x=True):
     """One line (with dots) per series: ``series`` maps a name to a list of
     (x, y) points; points whose y is None or not finite are left out (the
@@ -182,10 +197,7 @@ def line_chart(series, *, title, x_label, y_label, width=560, height=280, intege
     xs = [x for pts in series.values() for x, _ in pts]
     ys = [y for pts in series.values() for _, y in pts if y is not None and math.isfinite(y)]
     if not ys:
-        _axes(out, f, 0, 1, 0, 1, x_label, y_label)
-        _empty(out, f, "no values")
-        out.append("</svg>")
-        return "\n".join(out)
+        return _no_values(out, f, x_label, y_label)
     xlo, xhi = (min(xs), max(xs)) if xs else (0, 1)
     if xlo == xhi:
         xlo, xhi = xlo - 1, xhi + 1
@@ -214,10 +226,7 @@ def line_chart(series, *, title, x_label, y_label, width=560, height=280, intege
                     f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}">'
                     f"<title>{_t(name)}: {_t(format_number(x))}, {_t(format_number(y))}</title></circle>"
                 )
-    if len(series) > 1:
-        _legend(out, f, list(series))
-    out.append("</svg>")
-    return "\n".join(out)
+    return _close(out, f, series)
 
 
 def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280, y_range=None):
@@ -229,10 +238,7 @@ def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280,
     out = _open(width, height, title, f"bar chart of {y_label} by {x_label}")
     vals = [v for vs in series.values() for v in vs if v is not None and math.isfinite(v)]
     if not labels or not vals:
-        _axes(out, f, 0, 1, 0, 1, x_label, y_label)
-        _empty(out, f, "no values")
-        out.append("</svg>")
-        return "\n".join(out)
+        return _no_values(out, f, x_label, y_label)
     ylo, yhi = min(0.0, min(vals)), max(0.0, max(vals))
     if y_range is not None:
         ylo, yhi = min(ylo, y_range[0]), max(yhi, y_range[1])
@@ -258,10 +264,7 @@ def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280,
                 f'<rect x="{x:.1f}" y="{top:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{color}">'
                 f"<title>{_t(name)} {_t(labels[i])}: {_t(format_number(v))}</title></rect>"
             )
-    if len(series) > 1:
-        _legend(out, f, list(series))
-    out.append("</svg>")
-    return "\n".join(out)
+    return _close(out, f, series)
 
 
 def histogram(lo, hi, counts, *, title, x_label, y_label="elements", width=560, height=240):
@@ -270,10 +273,7 @@ def histogram(lo, hi, counts, *, title, x_label, y_label="elements", width=560, 
     f = _Frame(width, height)
     out = _open(width, height, title, f"histogram of {x_label}, {len(counts)} bins from {lo} to {hi}")
     if not counts or lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
-        _axes(out, f, 0, 1, 0, 1, x_label, y_label)
-        _empty(out, f, "no finite values")
-        out.append("</svg>")
-        return "\n".join(out)
+        return _no_values(out, f, x_label, y_label, "no finite values")
     top = max(counts) or 1
     yticks = [t for t in nice_ticks(0, top) if float(t).is_integer()] or [0, top]
     yhi = max(top, yticks[-1])
@@ -290,8 +290,7 @@ def histogram(lo, hi, counts, *, title, x_label, y_label="elements", width=560, 
             f'<rect x="{x0:.2f}" y="{y:.1f}" width="{max(x1 - x0 - 0.5, 0.5):.2f}" height="{f.y1 - y:.1f}" '
             f'fill="{PALETTE[0]}"><title>[{_t(format_number(a))}, {_t(format_number(b))}): {c:,}</title></rect>'
         )
-    out.append("</svg>")
-    return "\n".join(out)
+    return _close(out)
 
 
 def _interp(stops, t):
@@ -368,8 +367,7 @@ def heatmap(
     out = _open(width, height, title, f"heatmap of {value_label}, {rows} x {cols} cells")
     if not rows or not cols:
         _empty(out, f, "no values")
-        out.append("</svg>")
-        return "\n".join(out)
+        return _close(out)
     for i, r in enumerate(values):
         for j, v in enumerate(r):
             tip = cell_titles[i][j] if cell_titles else f"{i}, {j}: {format_number(v)}"
@@ -423,5 +421,4 @@ def heatmap(
     if any(v is None or not math.isfinite(v) for r in values for v in r):
         out.append(f'<rect x="{lx}" y="{f.y1 + 8}" width="14" height="10" fill="{_NULL_FILL}"/>')
         out.append(f'<text x="{lx + 18}" y="{f.y1 + 17}">none</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+    return _close(out)
