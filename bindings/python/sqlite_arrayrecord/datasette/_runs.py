@@ -196,6 +196,27 @@ def _grid(stats_by, clients, rounds):
     return [[stats_by.get((c, r)) for r in rounds] for c in clients]
 
 
+def _client_heatmap(stats_by, clients, rounds, title, value_label, **scale):
+    """A heatmap of one number per (client, round): a row per client, a
+    column per round, each cell titled with its value."""
+    return Markup(
+        svg.heatmap(
+            _grid(stats_by, clients, rounds),
+            title=title,
+            x_label="round",
+            y_label="client",
+            value_label=value_label,
+            row_labels=clients,
+            row_height=26,
+            col_labels=[str(r) for r in rounds],
+            cell_titles=[
+                [f"client {c}, round {r}: {svg.format_number(stats_by.get((c, r)))}" for r in rounds] for c in clients
+            ],
+            **scale,
+        )
+    )
+
+
 @_web.get_only
 async def run_page(datasette, request):
     db = _web.database(datasette, request.url_vars["database"])
@@ -239,44 +260,19 @@ async def run_page(datasette, request):
     if stats:
         norms = {(u["client"], u["round"]): u["update_norm"] for u in stats}
         coss = {(u["client"], u["round"]): u["cosine"] for u in stats}
-        labels = [str(r) for r in train_rounds]
         heatmaps.append(
-            Markup(
-                svg.heatmap(
-                    _grid(norms, clients, train_rounds),
-                    title="update norm |u − p| per client and round",
-                    x_label="round",
-                    y_label="client",
-                    value_label="L2 norm",
-                    row_labels=clients,
-                    row_height=26,
-                    col_labels=labels,
-                    cell_titles=[
-                        [f"client {c}, round {r}: {svg.format_number(norms.get((c, r)))}" for r in train_rounds]
-                        for c in clients
-                    ],
-                )
-            )
+            _client_heatmap(norms, clients, train_rounds, "update norm |u − p| per client and round", "L2 norm")
         )
         heatmaps.append(
-            Markup(
-                svg.heatmap(
-                    _grid(coss, clients, train_rounds),
-                    title="cosine of each update to the aggregate update",
-                    x_label="round",
-                    y_label="client",
-                    value_label="cosine",
-                    row_labels=clients,
-                    row_height=26,
-                    col_labels=labels,
-                    diverging=True,
-                    lo=-1.0,
-                    hi=1.0,
-                    cell_titles=[
-                        [f"client {c}, round {r}: {svg.format_number(coss.get((c, r)))}" for r in train_rounds]
-                        for c in clients
-                    ],
-                )
+            _client_heatmap(
+                coss,
+                clients,
+                train_rounds,
+                "cosine of each update to the aggregate update",
+                "cosine",
+                diverging=True,
+                lo=-1.0,
+                hi=1.0,
             )
         )
     f, f_source = _krum_f(run, request)
@@ -286,21 +282,8 @@ async def run_page(datasette, request):
     if scores:
         by = {(c, r): v for r, d in scores.items() for c, v in d.items()}
         heatmaps.append(
-            Markup(
-                svg.heatmap(
-                    _grid(by, clients, train_rounds),
-                    title=f"Krum score per client and round (f = {f}; low = central)",
-                    x_label="round",
-                    y_label="client",
-                    value_label="Krum score",
-                    row_labels=clients,
-                    row_height=26,
-                    col_labels=[str(r) for r in train_rounds],
-                    cell_titles=[
-                        [f"client {c}, round {r}: {svg.format_number(by.get((c, r)))}" for r in train_rounds]
-                        for c in clients
-                    ],
-                )
+            _client_heatmap(
+                by, clients, train_rounds, f"Krum score per client and round (f = {f}; low = central)", "Krum score"
             )
         )
     bytes_chart = None
