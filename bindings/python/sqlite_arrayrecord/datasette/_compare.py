@@ -10,7 +10,7 @@ from datasette.utils.asgi import BadRequest, Response
 from markupsafe import Markup
 
 from . import _web, svg
-from ._record import error_text
+from ._record import read_kind
 
 COLUMNS = (
     "position",
@@ -38,16 +38,9 @@ async def _side(datasette, request, db, text, record, side):
     """(Ref, SQL expression of its ArrayRecord, params) for one side ("a" or "b")."""
     table, pks, column = _web.parse_ref(text)
     ref = await _web.resolve(datasette, request, db, table, pks, column)
-    kind = ref.kind
     c = _web.q(ref.column)
     where, params = ref.where(prefix=f"{side}p")
-    if kind is None:
-        _, rows = await _web.query(
-            db, f"SELECT json_extract(ar_describe({c}, 0), '$.kind') FROM {_web.q(ref.table)} WHERE {where}", params
-        )
-        kind = rows[0][0]
-        if kind is None:
-            raise BadRequest(f"{ref.label()}: {await error_text(ref)}")
+    kind = await read_kind(db, ref, where, params)
     if kind == "recorddict":
         expr = f"rd_array_record({c}, :{side}rec)" if record else f"rd_array_record({c})"
         params[f"{side}rec"] = record
@@ -73,6 +66,21 @@ def totals(rows):
     return {"norm_diff": diff, "norm_a": na, "norm_b": nb, "cosine": cos, "rel_change": diff / nb if nb else None}
 
 
+def _layer_chart(rows, column, name, title, y_label, **kw):
+    """A bar per row (layer, by key) of one ar_compare column."""
+    return Markup(
+        svg.bar_chart(
+            [r["key"] for r in rows],
+            {name: [r[column] for r in rows]},
+            title=title,
+            x_label="layer",
+            y_label=y_label,
+            width=720,
+            **kw,
+        )
+    )
+
+
 @_web.get_only
 async def compare_page(datasette, request):
     db = _web.database(datasette, request.url_vars["database"])
@@ -90,29 +98,13 @@ async def compare_page(datasette, request):
         raise BadRequest(f"comparing {a.label()} with {b.label()}: {e.args[0]}") from None
     rows = [dict(zip(COLUMNS, r)) for r in rows]
     keyed = [r for r in rows if r["rel_change"] is not None or r["cosine"] is not None]
-    labels = [r["key"] for r in keyed]
     chart_rel = chart_cos = None
     if keyed:
-        chart_rel = Markup(
-            svg.bar_chart(
-                labels,
-                {"|a - b| / |b|": [r["rel_change"] for r in keyed]},
-                title="relative change per layer",
-                x_label="layer",
-                y_label="|a - b| / |b| (ratio)",
-                width=720,
-            )
+        chart_rel = _layer_chart(
+            keyed, "rel_change", "|a - b| / |b|", "relative change per layer", "|a - b| / |b| (ratio)"
         )
-        chart_cos = Markup(
-            svg.bar_chart(
-                labels,
-                {"cosine": [r["cosine"] for r in keyed]},
-                title="cosine similarity per layer",
-                x_label="layer",
-                y_label="cos(a, b)",
-                y_range=(-1.0, 1.0),
-                width=720,
-            )
+        chart_cos = _layer_chart(
+            keyed, "cosine", "cosine", "cosine similarity per layer", "cos(a, b)", y_range=(-1.0, 1.0)
         )
 
     def fmt(v):

@@ -83,6 +83,21 @@ async def error_text(ref):
     return "; ".join(f"{fn[k]}: {e}" for k, e in zip(kinds, rows[0]) if e) or "not an ArrayRecord, RecordDict or .npy"
 
 
+async def read_kind(db, ref, where, params):
+    """The cell's kind: the column's declared one, else as ar_describe tells
+    it (BadRequest with each reader's error when it is none of them)."""
+    if ref.kind is not None:
+        return ref.kind
+    _, rows = await _web.query(
+        db,
+        f"SELECT json_extract(ar_describe({_web.q(ref.column)}, 0), '$.kind') FROM {_web.q(ref.table)} WHERE {where}",
+        params,
+    )
+    if rows[0][0] is None:
+        raise BadRequest(f"{ref.label()}: {await error_text(ref)}")
+    return rows[0][0]
+
+
 def kind_of(rows, described):
     if rows:
         if rows[0]["record"] is not None:
@@ -194,6 +209,16 @@ async def compare_links(datasette, ref):
     return [{"href": f"{base}?a={ref.path()}&b={b}", "label": label} for b, label in links]
 
 
+def _page_context(datasette, ref):
+    """What the record and array pages' templates both take of the cell."""
+    return {
+        "ref": ref,
+        "crumb_database": ref.db.name,
+        "crumb_table": ref.table,
+        "row_url": datasette.urls.row(ref.db.name, ref.table, ref.pk_path),
+    }
+
+
 @_web.get_only
 async def record_page(datasette, request):
     v = request.url_vars
@@ -244,16 +269,13 @@ async def record_page(datasette, request):
         await datasette.render_template(
             "arrayrecord_record.html",
             {
-                "ref": ref,
-                "crumb_database": ref.db.name,
-                "crumb_table": ref.table,
+                **_page_context(datasette, ref),
                 "kind": kind,
                 "rows": table_rows(rows, url),
                 "totals": totals,
                 "summary": summary(described) if described else [],
                 "values_records": values_records,
                 "downloads": downloads,
-                "row_url": datasette.urls.row(ref.db.name, ref.table, ref.pk_path),
                 "table_url": datasette.urls.table(ref.db.name, ref.table),
                 "database_url": datasette.urls.database(ref.db.name),
                 "compare_url": datasette.urls.path(f"{_web.PREFIX}/{tilde_encode(ref.db.route)}/compare"),
@@ -287,12 +309,9 @@ async def array_page(datasette, request):
         await datasette.render_template(
             "arrayrecord_array.html",
             {
-                "ref": ref,
-                "crumb_database": ref.db.name,
-                "crumb_table": ref.table,
+                **_page_context(datasette, ref),
                 "item": row,
                 "record_url": url,
-                "row_url": datasette.urls.row(ref.db.name, ref.table, ref.pk_path),
                 "bins": bins,
                 "grid": grid,
                 "pos": pos,
@@ -354,14 +373,7 @@ async def record_download(datasette, request):
     fn = {"npz": "ar_to_npz", "safetensors": "ar_to_safetensors"}[fmt]
     where, params = ref.where()
     c = _web.q(ref.column)
-    kind = ref.kind
-    if kind is None:
-        _, rows = await _web.query(
-            db, f"SELECT json_extract(ar_describe({c}, 0), '$.kind') FROM {_web.q(ref.table)} WHERE {where}", params
-        )
-        kind = rows[0][0]
-        if kind is None:
-            raise BadRequest(f"{ref.label()}: {await error_text(ref)}")
+    kind = await read_kind(db, ref, where, params)
     name = request.args.get("record")
     if kind == "recorddict":
         expr = f"rd_array_record({c}, :record)" if name else f"rd_array_record({c})"
