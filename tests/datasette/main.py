@@ -5,7 +5,7 @@ tests/datasette/test_*.py, with the interpreter of the Datasette environment
 selenium and flwr 1.42.0 from PyPI, this package editable).
 
 Prints the versions it runs against, then one line per test for tests/run to
-count, as tests/python/runner.py does (whose main() it reuses). The tests
+count, as tests/python/runner.py does (its main_in_environment()). The tests
 talk to Datasette in process (datasette.app.Datasette(...).client) over
 the database tests/datasette/fixture.py writes.
 """
@@ -31,9 +31,4 @@ def versions():
 
 
 if __name__ == "__main__":
-    try:
-        print("running against " + versions())
-    except ImportError as e:
-        print(f"FAIL datasette/environment: {e}: run 'make datasette-env'")
-        sys.exit(1)
-    sys.exit(runner.main(folder=HERE, group="datasette"))
+    sys.exit(runner.main_in_environment(HERE, "datasette", versions, "datasette-env"))

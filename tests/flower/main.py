@@ -4,8 +4,9 @@ with the interpreter of the Flower environment (build/flwr/bin/python, made by
 `make flower-env`: flwr 1.42.0 and NumPy 2 from PyPI, this package editable).
 
 Prints the flwr and NumPy versions it runs against, then one line per test
-for tests/run to count, as tests/python/runner.py does (whose main() it
-reuses; tests here may import tests/python's helpers such as arlib).
+for tests/run to count, as tests/python/runner.py does (its
+main_in_environment(); tests here may import tests/python's helpers such as
+arlib).
 """
 
 import os
@@ -25,9 +26,4 @@ def versions():
 
 
 if __name__ == "__main__":
-    try:
-        print("running against " + versions())
-    except ImportError as e:
-        print(f"FAIL flower/environment: {e}: run 'make flower-env'")
-        sys.exit(1)
-    sys.exit(runner.main(folder=HERE, group="flower"))
+    sys.exit(runner.main_in_environment(HERE, "flower", versions, "flower-env"))

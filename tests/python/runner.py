@@ -82,5 +82,18 @@ def main(folder=HERE, group="python", only=None):
     return 1 if failed else 0
 
 
+def main_in_environment(folder, group, versions, make_target):
+    """main() for a group run by the Python of an environment of its own
+    (tests/flower, tests/datasette): prints what versions() says it runs
+    against, or, when that fails to import, a FAIL line naming the make
+    target that builds the environment (returns 1)."""
+    try:
+        print("running against " + versions())
+    except ImportError as e:
+        print(f"FAIL {group}/environment: {e}: run 'make {make_target}'")
+        return 1
+    return main(folder=folder, group=group)
+
+
 if __name__ == "__main__":
     sys.exit(main())
