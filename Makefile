@@ -155,14 +155,20 @@ lint:
 # tests/flower/constraints.txt, and this package installed editable: every
 # process Flower starts imports bindings/python and loads build/arrayrecord.so.
 FLWR := $(BUILD)/flwr
+# A test environment's recipe: $(call PY_ENV,folder,constraints,packages)
+# makes the virtual environment afresh, installs the packages under the
+# constraints and this package editable.
+define PY_ENV
+rm -rf $(1)
+$(PYTHON) -m venv $(1)
+$(1)/bin/pip install -q --retries 10 --disable-pip-version-check -c $(2) setuptools wheel
+$(1)/bin/pip install -q --retries 10 --disable-pip-version-check -c $(2) $(3)
+$(1)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+endef
 .PHONY: flower-env
 flower-env: $(FLWR)/.installed $(EXT)
 $(FLWR)/.installed: tests/flower/constraints.txt bindings/python/pyproject.toml bindings/python/setup.py
-	rm -rf $(FLWR)
-	$(PYTHON) -m venv $(FLWR)
-	$(FLWR)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/flower/constraints.txt setuptools wheel
-	$(FLWR)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/flower/constraints.txt flwr==1.42.0
-	$(FLWR)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	$(call PY_ENV,$(FLWR),tests/flower/constraints.txt,flwr==1.42.0)
 	@$(FLWR)/bin/python -c "import flwr, numpy; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__)"
 	@touch $@
 
@@ -178,11 +184,7 @@ DSENV := $(BUILD)/datasette
 .PHONY: datasette-env
 datasette-env: $(DSENV)/.installed $(EXT)
 $(DSENV)/.installed: tests/datasette/constraints.txt bindings/python/pyproject.toml bindings/python/setup.py
-	rm -rf $(DSENV)
-	$(PYTHON) -m venv $(DSENV)
-	$(DSENV)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/datasette/constraints.txt setuptools wheel
-	$(DSENV)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/datasette/constraints.txt datasette==0.65.5 selenium flwr==1.42.0
-	$(DSENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	$(call PY_ENV,$(DSENV),tests/datasette/constraints.txt,datasette==0.65.5 selenium flwr==1.42.0)
 	@$(DSENV)/bin/python -c "import datasette.version, selenium, flwr; print('build/datasette: datasette', datasette.version.__version__, 'selenium', selenium.__version__, 'flwr', flwr.__version__)"
 	@touch $@
 
