@@ -86,9 +86,7 @@ async def runs_page(datasette, request):
         await datasette.render_template(
             "arrayrecord_runs.html",
             {
-                "database": db.name,
-                "crumb_database": db.name,
-                "database_url": datasette.urls.database(db.name),
+                **_database_context(datasette, db),
                 "runs": runs,
             },
             request=request,
@@ -190,6 +188,11 @@ async def krum_scores(db, run, rounds, f, columns):
         values = _web.loads(rows[0][0]) or []
         scores[rnd] = {c: v for (c,), v in zip(clients, values)}
     return scores, errors
+
+
+def _database_context(datasette, db):
+    """What the runs list's and a run's templates both take of the database."""
+    return {"database": db.name, "crumb_database": db.name, "database_url": datasette.urls.database(db.name)}
 
 
 def _grid(stats_by, clients, rounds):
@@ -331,9 +334,7 @@ async def run_page(datasette, request):
         await datasette.render_template(
             "arrayrecord_run.html",
             {
-                "database": db.name,
-                "crumb_database": db.name,
-                "database_url": datasette.urls.database(db.name),
+                **_database_context(datasette, db),
                 "runs_url": datasette.urls.path(f"{base}/runs"),
                 "run": run,
                 "rounds": rounds,

@@ -140,16 +140,12 @@ def _axes(out, f, xlo, xhi, ylo, yhi, x_label, y_label, xticks=None, yticks=None
         out.append(f'<line x1="{f.x0}" x2="{f.x1}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e5e5"/>')
         out.append(f'<line x1="{f.x0 - 4}" x2="{f.x0}" y1="{y:.1f}" y2="{y:.1f}" stroke="#444"/>')
         out.append(f'<text x="{f.x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{_t(format_number(v))}</text>')
-    if x_tick_labels is not None:
-        for x, label in x_tick_labels:
-            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{f.y1}" y2="{f.y1 + 4}" stroke="#444"/>')
-            out.append(f'<text x="{x:.1f}" y="{f.y1 + 16}" text-anchor="middle">{_t(label)}</text>')
-    else:
+    if x_tick_labels is None:
         xticks = nice_ticks(xlo, xhi) if xticks is None else xticks
-        for v in xticks:
-            x = f.sx(v, xlo, xhi)
-            out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{f.y1}" y2="{f.y1 + 4}" stroke="#444"/>')
-            out.append(f'<text x="{x:.1f}" y="{f.y1 + 16}" text-anchor="middle">{_t(format_number(v))}</text>')
+        x_tick_labels = [(f.sx(v, xlo, xhi), format_number(v)) for v in xticks]
+    for x, label in x_tick_labels:
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{f.y1}" y2="{f.y1 + 4}" stroke="#444"/>')
+        out.append(f'<text x="{x:.1f}" y="{f.y1 + 16}" text-anchor="middle">{_t(label)}</text>')
     out.append(f'<text x="{(f.x0 + f.x1) / 2:.1f}" y="{f.h - 8}" text-anchor="middle">{_t(x_label)}</text>')
     cy = (f.y0 + f.y1) / 2
     out.append(
