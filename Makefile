@@ -166,6 +166,26 @@ $(FLWR)/.installed: tests/flower/constraints.txt bindings/python/pyproject.toml 
 	@$(FLWR)/bin/python -c "import flwr, numpy; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__)"
 	@touch $@
 
+# The Datasette environment (tests/run datasette, the plugin
+# sqlite_arrayrecord.datasette): build/datasette, a virtual environment from
+# Debian's python3 as build/flwr, holding Datasette 0.65.5 (the stable line),
+# selenium (the browser tests drive Debian's chromium and chromium-driver),
+# flwr 1.42.0 (the test database is written by LoggingStrategy), every version
+# pinned in tests/datasette/constraints.txt (flwr's pins are
+# tests/flower/constraints.txt's), and this package installed editable, so
+# Datasette finds the plugin by its entry point.
+DSENV := $(BUILD)/datasette
+.PHONY: datasette-env
+datasette-env: $(DSENV)/.installed $(EXT)
+$(DSENV)/.installed: tests/datasette/constraints.txt bindings/python/pyproject.toml bindings/python/setup.py
+	rm -rf $(DSENV)
+	$(PYTHON) -m venv $(DSENV)
+	$(DSENV)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/datasette/constraints.txt setuptools wheel
+	$(DSENV)/bin/pip install -q --retries 10 --disable-pip-version-check -c tests/datasette/constraints.txt datasette==0.65.5 selenium flwr==1.42.0
+	$(DSENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	@$(DSENV)/bin/python -c "import datasette.version, selenium, flwr; print('build/datasette: datasette', datasette.version.__version__, 'selenium', selenium.__version__, 'flwr', flwr.__version__)"
+	@touch $@
+
 # examples/flower_app on a real local federation (a SuperLink and two
 # SuperNodes on 127.0.0.1), logged with LoggingStrategy into
 # build/flower-demo.db, then the views and a few sql/queries.sql recipes.
