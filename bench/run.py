@@ -77,10 +77,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import datasette_speed  # noqa: E402  (bench/datasette_speed.py)
 from arlib import _field as pb_ld  # noqa: E402
 from arlib import load_npy, npy_bytes, record_bytes, varint  # noqa: E402
-
-import datasette_speed  # noqa: E402  (bench/datasette_speed.py)
 
 BUILD = os.path.join(ROOT, "build")
 EXT = os.path.join(BUILD, "arrayrecord")
