@@ -5,6 +5,7 @@
 */
 #include "codec/recorddict.h"
 
+#include "codec/array.h"
 #include "codec/keyset.h"
 #include "codec/pb.h"
 #include "codec/valrec.h"
@@ -204,6 +205,30 @@ int recorddict_item_valrec(valrec_t *vr, const recorddict_item *it, const unsign
     }
   }
   return valrec_check_unique(vr, label, err);
+}
+
+int recorddict_item_check(const recorddict_item *it, const unsigned char *blob, codec_err *err) {
+  char label[CODEC_QUOTE_MAX + 32];
+  int rc, i;
+  recorddict_item_label(label, sizeof(label), it->name, it->kind);
+  if (it->kind == RECORDDICT_ARRAY) {
+    record_t rec;
+    codec_err inner;
+    record_init(&rec);
+    rc = record_parse(&rec, it->record.p, it->record.n, &inner);
+    for (i = 0; rc == CODEC_OK && i < rec.n; i++) rc = array_validate(&rec.items[i], i, &inner);
+    record_clear(&rec);
+    if (rc == CODEC_CORRUPT || rc == CODEC_UNSUPPORTED)
+      return codec_fail(err, rc, "%s (at byte %llu): %s", label, (unsigned long long)it->record_at, inner.msg);
+    if (rc) return codec_fail_rc(err, rc);
+    return CODEC_OK;
+  } else {
+    valrec_t vr;
+    valrec_init(&vr);
+    rc = recorddict_item_valrec(&vr, it, blob, label, err);
+    valrec_clear(&vr);
+    return rc;
+  }
 }
 
 const char *recorddict_item_label(char *out, size_t cap, codec_span name, int kind) {

@@ -79,6 +79,12 @@ int recorddict_item_merged(const recorddict_item *it, const unsigned char *blob)
 int recorddict_item_valrec(valrec_t *vr, const recorddict_item *it, const unsigned char *blob, const char *label,
                            codec_err *err);
 
+/* Check an item's record as rd_valid does: an ArrayRecord as ar_valid does
+** (its structure and every array's header), metric and config records by
+** parsing every value. Messages name the item ("array record 'a' (at byte
+** 5): ..."). */
+int recorddict_item_check(const recorddict_item *it, const unsigned char *blob, codec_err *err);
+
 /* "metric record 'metrics'": what messages call an item's record. out
 ** holds CODEC_QUOTE_MAX + 32 bytes. */
 const char *recorddict_item_label(char *out, size_t cap, codec_span name, int kind);

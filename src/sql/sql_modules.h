@@ -28,5 +28,6 @@ int sql_recorddict_register(sqlite3 *db, char **pzErrMsg);
 int vtab_record_dict_register(sqlite3 *db, char **pzErrMsg);
 int sql_message_register(sqlite3 *db, char **pzErrMsg);
 int sql_strategy_register(sqlite3 *db, char **pzErrMsg);
+int sql_inspect_register(sqlite3 *db, char **pzErrMsg);
 
 #endif

@@ -40,32 +40,6 @@ static int arg_rd(sqlite3_context *ctx, sqlite3_value *v, int argi, recorddict_t
   return 1;
 }
 
-/* Check one item's record: an ArrayRecord as ar_valid does, metric and
-** config records by parsing every value. */
-static int check_item(const recorddict_item *it, const unsigned char *blob, codec_err *err) {
-  char label[CODEC_QUOTE_MAX + 32];
-  int rc, i;
-  recorddict_item_label(label, sizeof(label), it->name, it->kind);
-  if (it->kind == RECORDDICT_ARRAY) {
-    record_t rec;
-    codec_err inner;
-    record_init(&rec);
-    rc = record_parse(&rec, it->record.p, it->record.n, &inner);
-    for (i = 0; rc == CODEC_OK && i < rec.n; i++) rc = array_validate(&rec.items[i], i, &inner);
-    record_clear(&rec);
-    if (rc == CODEC_CORRUPT || rc == CODEC_UNSUPPORTED)
-      return codec_fail(err, rc, "%s (at byte %llu): %s", label, (unsigned long long)it->record_at, inner.msg);
-    if (rc) return codec_fail_rc(err, rc);
-    return CODEC_OK;
-  } else {
-    valrec_t vr;
-    valrec_init(&vr);
-    rc = recorddict_item_valrec(&vr, it, blob, label, err);
-    valrec_clear(&vr);
-    return rc;
-  }
-}
-
 /* The item an rd_array_record / rd_metrics / rd_config call means: by name
 ** (argument 2; absent -> *idx -1, a NULL result), or the only one of its
 ** kind. 1, or -1 after an error. */
@@ -259,7 +233,7 @@ static void rd_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
       return;
     }
     rc = recorddict_parse(&rd, blob.p, blob.n, &err);
-    for (i = 0; rc == CODEC_OK && i < rd.n; i++) rc = check_item(&rd.items[i], blob.p, &err);
+    for (i = 0; rc == CODEC_OK && i < rd.n; i++) rc = recorddict_item_check(&rd.items[i], blob.p, &err);
     if ((rc == CODEC_CORRUPT || rc == CODEC_UNSUPPORTED) && valid_record(blob.p, blob.n))
       rc = codec_fail(&err, CODEC_CORRUPT, "got a record, not a record dict: wrap it with rd(name, 'array', rec)");
   } else {

@@ -762,6 +762,7 @@ read ar_set SELECT ar_set(x'', 'k', ?1)
 read ar_agg SELECT ar_agg('k', ?1)
 read ar_agg_list SELECT ar_agg_list(?1)
 false SELECT npy_valid(?1)
+false SELECT coalesce(ar_describe(?1) LIKE '{"kind":"npy"%', 0)
 message SELECT npy_error(?1)
 """
 
@@ -791,6 +792,7 @@ read ar_compare SELECT * FROM ar_compare(?1, x'')
 read ar_compare SELECT * FROM ar_compare(x'', ?1)
 read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)
+false SELECT coalesce(ar_describe(?1) LIKE '{"kind":"arrayrecord"%', 0)
 message SELECT ar_error(?1)
 """
 
@@ -812,6 +814,7 @@ read ar_cast_like SELECT ar_cast_like(?1, ar('bad', npy_from_json('[1]')))
 read ar_cast_like SELECT ar_cast_like(ar('bad', npy_from_json('[1]')), ?1)
 read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)
+false SELECT coalesce(ar_describe(?1) LIKE '{"kind":"arrayrecord"%', 0)
 message SELECT ar_error(?1)
 """,
     ),
@@ -838,6 +841,7 @@ message SELECT match || ': ' || note FROM ar_compare(x'', ?1) WHERE key = 'bad'
         """\
 read ar_check SELECT ar_check(?1)
 false SELECT ar_valid(?1)
+false SELECT coalesce(ar_describe(?1) LIKE '{"kind":"arrayrecord"%', 0)
 message SELECT ar_error(?1)
 """,
     ),

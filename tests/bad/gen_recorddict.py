@@ -229,6 +229,7 @@ write_group(
         "read record_dict SELECT * FROM record_dict(?1)",
         "read rd_check SELECT rd_check(?1)",
         "false SELECT rd_valid(?1)",
+        'false SELECT coalesce(ar_describe(?1) LIKE \'{"kind":"recorddict"%\', 0)',
         "message SELECT rd_error(?1)",
     ],
     "# Malformed Flower RecordDict protobufs: every function that reads a RecordDict.",
@@ -245,6 +246,7 @@ write_group(
         "read rd_delete SELECT rd_delete(?1, 'x')",
         "read rd_check SELECT rd_check(?1)",
         "false SELECT rd_valid(?1)",
+        'false SELECT coalesce(ar_describe(?1) LIKE \'{"kind":"recorddict"%\', 0)',
         "message SELECT rd_error(?1)",
     ],
     "# RecordDicts whose item 'm' holds a malformed MetricRecord or ConfigRecord:\n"
@@ -261,6 +263,7 @@ write_group(
         "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
         "read rd_delete SELECT rd_delete(?1, 'x')",
         "false SELECT rd_valid(?1)",
+        'false SELECT coalesce(ar_describe(?1) LIKE \'{"kind":"recorddict"%\', 0)',
         "message SELECT rd_error(?1)",
     ],
     "# RecordDicts whose item 'm' holds a malformed ArrayRecord: the functions\n"
@@ -285,6 +288,7 @@ write_group(
     [
         "read rd_check SELECT rd_check(?1)",
         "false SELECT rd_valid(?1)",
+        "false SELECT ar_describe(?1) IS NULL",
         "message SELECT rd_error(?1)",
     ],
     "# Valid ArrayRecords where a RecordDict belongs: their items parse as RecordDict\n"

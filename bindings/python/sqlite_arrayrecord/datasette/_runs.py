@@ -1,0 +1,353 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The run pages of a database written by LoggingStrategy (sql/schema.sql):
+the list of runs, and one run's metrics per round, each client's update
+norm and cosine to the aggregate update, Krum scores, bytes per round and
+the global model of every round."""
+
+import math
+
+from datasette.utils import tilde_encode
+from datasette.utils.asgi import BadRequest, NotFound, Response
+from markupsafe import Markup
+
+from . import _web, svg
+
+REQUIRED = ("runs", "rounds", "global_models")
+RUN_COLUMNS = ("run", "name", "started_at", "config", "notes", "strategy", "settings", "num_rounds", "finished_at")
+ROUND_COLUMNS = (
+    "round",
+    "metrics",
+    "train_metrics",
+    "evaluate_metrics",
+    "replies",
+    "errors",
+    "bytes_sent",
+    "bytes_received",
+    "started_at",
+    "finished_at",
+)
+ROBUST = ("Krum", "MultiKrum", "Bulyan")
+DEFAULT_F = 1
+
+
+async def schema(db):
+    """{table: [columns]} of the logged-run tables present (views too:
+    client_updates is one)."""
+    _, rows = await _web.query(
+        db,
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN "
+        "('runs', 'rounds', 'global_models', 'replies', 'client_updates')",
+    )
+    out = {}
+    for (name,) in rows:
+        _, cols = await _web.query(db, "SELECT name FROM pragma_table_info(:t)", {"t": name})
+        out[name] = [c for (c,) in cols]
+    return out
+
+
+async def has_runs(db):
+    s = await schema(db)
+    return all(t in s for t in REQUIRED) and "run" in s["runs"]
+
+
+async def _checked_schema(datasette, request, db):
+    await _web.check_database(datasette, request, db)
+    s = await schema(db)
+    missing = [t for t in REQUIRED if t not in s]
+    if missing:
+        raise NotFound(f"{db.name} holds no logged runs (sql/schema.sql): no table {', '.join(missing)}")
+    for t in ("runs", "rounds", "global_models", "replies"):
+        if t in s:
+            await _web.check_table(datasette, request, db, t)
+    return s
+
+
+def _select(columns, present, alias=""):
+    return ", ".join(f"{alias}{_web.q(c)}" if c in present else "NULL" for c in columns)
+
+
+@_web.get_only
+async def runs_page(datasette, request):
+    db = _web.database(datasette, request.url_vars["database"])
+    s = await _checked_schema(datasette, request, db)
+    _, rows = await _web.query(
+        db,
+        f"SELECT {_select(RUN_COLUMNS, s['runs'], 'r.')}, "
+        "(SELECT count(*) FROM rounds AS x WHERE x.run = r.run), "
+        "(SELECT max(x.round) FROM global_models AS x WHERE x.run = r.run) FROM runs AS r ORDER BY r.run",
+    )
+    route = tilde_encode(db.route)
+    runs = []
+    for r in rows:
+        d = dict(zip(RUN_COLUMNS + ("rounds", "last_model"), r))
+        d["url"] = datasette.urls.path(f"{_web.PREFIX}/{route}/runs/{d['run']}")
+        runs.append(d)
+    return Response.html(
+        await datasette.render_template(
+            "arrayrecord_runs.html",
+            {
+                "database": db.name,
+                "crumb_database": db.name,
+                "database_url": datasette.urls.database(db.name),
+                "runs": runs,
+            },
+            request=request,
+        )
+    )
+
+
+def _metric_series(rounds, column):
+    """{metric: [(round, value)]} of the numeric values of a JSON column."""
+    series = {}
+    for r in rounds:
+        values = _web.loads(r[column])
+        if not isinstance(values, dict):
+            continue
+        for k, v in values.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                series.setdefault(k, []).append((r["round"], float(v)))
+    return series
+
+
+def _krum_f(run, request):
+    strategy = (run.get("strategy") or "").rsplit(".", 1)[-1]
+    settings = _web.loads(run.get("settings")) or {}
+    from_settings = None
+    if strategy in ROBUST and isinstance(settings.get("num_malicious_nodes"), int):
+        from_settings = settings["num_malicious_nodes"]
+    if request.args.get("f"):
+        return _web.int_param(request, "f", DEFAULT_F, 0, 10_000), "the page's f parameter"
+    if from_settings is not None:
+        return from_settings, f"num_malicious_nodes of the run's {strategy} settings"
+    return DEFAULT_F, f"the default (f = {DEFAULT_F}; the run's strategy is no Krum or Bulyan: set ?f=)"
+
+
+async def update_stats(db, run):
+    """Per train reply of the run: (round, pos, client, num_examples,
+    update norm |u - p|, cosine of u - p to the aggregate update g - p),
+    with p the previous round's global model and g the round's. Two
+    ar_compare passes per reply and one per round (client_update_stats
+    makes five per reply)."""
+    _, per_round = await _web.query(
+        db,
+        "SELECT g.round, (SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(g.rec, p.rec) AS c) "
+        "FROM global_models AS g JOIN global_models AS p ON p.run = g.run AND p.round = g.round - 1 WHERE g.run = :run",
+        {"run": run},
+    )
+    gp2 = dict(per_round)
+    _, rows = await _web.query(
+        db,
+        "SELECT u.round, u.pos, u.client, u.num_examples, "
+        "(SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(u.rec, p.rec) AS c), "
+        "(SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(u.rec, g.rec) AS c) "
+        "FROM client_updates AS u JOIN global_models AS p ON p.run = u.run AND p.round = u.round - 1 "
+        "LEFT JOIN global_models AS g ON g.run = u.run AND g.round = u.round "
+        "WHERE u.run = :run ORDER BY u.round, u.pos",
+        {"run": run},
+    )
+    out = []
+    for rnd, pos, client, n, up2, ug2 in rows:
+        norm = math.sqrt(up2) if up2 is not None else None
+        g2 = gp2.get(rnd)
+        cos = None
+        if up2 and g2 and ug2 is not None:
+            cos = (up2 + g2 - ug2) / (2 * math.sqrt(up2) * math.sqrt(g2))
+        out.append({"round": rnd, "pos": pos, "client": client, "num_examples": n, "update_norm": norm, "cosine": cos})
+    return out
+
+
+async def krum_scores(db, run, rounds, f):
+    """{round: {client: score}} from ar_krum_scores over each round's
+    updates in arrival order, and {round: error text} where it failed."""
+    scores, errors = {}, {}
+    for rnd in rounds:
+        _, clients = await _web.query(
+            db, "SELECT client FROM client_updates WHERE run = :run AND round = :r ORDER BY pos", {"run": run, "r": rnd}
+        )
+        if not clients:
+            continue
+        try:
+            _, rows = await _web.query(
+                db,
+                "SELECT ar_krum_scores(rec, :f) FROM (SELECT rec FROM client_updates WHERE run = :run AND round = :r ORDER BY pos)",
+                {"run": run, "r": rnd, "f": f},
+            )
+        except BadRequest as e:
+            errors[rnd] = e.args[0]
+            continue
+        values = _web.loads(rows[0][0]) or []
+        scores[rnd] = {c: v for (c,), v in zip(clients, values)}
+    return scores, errors
+
+
+def _grid(stats_by, clients, rounds):
+    return [[stats_by.get((c, r)) for r in rounds] for c in clients]
+
+
+@_web.get_only
+async def run_page(datasette, request):
+    db = _web.database(datasette, request.url_vars["database"])
+    s = await _checked_schema(datasette, request, db)
+    try:
+        run_id = int(request.url_vars["run"])
+    except ValueError:
+        raise NotFound("a run is named by its number (runs.run)") from None
+    _, rows = await _web.query(
+        db, f"SELECT {_select(RUN_COLUMNS, s['runs'])} FROM runs WHERE run = :run", {"run": run_id}
+    )
+    if not rows:
+        raise NotFound(f"no run {run_id}")
+    run = dict(zip(RUN_COLUMNS, rows[0]))
+    _, rows = await _web.query(
+        db, f"SELECT {_select(ROUND_COLUMNS, s['rounds'])} FROM rounds WHERE run = :run ORDER BY round", {"run": run_id}
+    )
+    rounds = [dict(zip(ROUND_COLUMNS, r)) for r in rows]
+    route = tilde_encode(db.route)
+    base = f"{_web.PREFIX}/{route}"
+
+    charts = []
+    for column, label in (
+        ("train_metrics", "train (clients, aggregated)"),
+        ("evaluate_metrics", "evaluate (clients, aggregated)"),
+        ("metrics", "server side (evaluate_fn)"),
+    ):
+        for key, points in _metric_series(rounds, column).items():
+            charts.append(
+                Markup(
+                    svg.line_chart(
+                        {key: points}, title=f"{key} — {label}", x_label="round", y_label=key, width=380, height=230
+                    )
+                )
+            )
+
+    stats = await update_stats(db, run_id) if "client_updates" in s else []
+    clients = sorted({u["client"] for u in stats}, key=lambda c: (len(str(c)), str(c)))
+    train_rounds = sorted({u["round"] for u in stats})
+    heatmaps = []
+    if stats:
+        norms = {(u["client"], u["round"]): u["update_norm"] for u in stats}
+        coss = {(u["client"], u["round"]): u["cosine"] for u in stats}
+        labels = [str(r) for r in train_rounds]
+        heatmaps.append(
+            Markup(
+                svg.heatmap(
+                    _grid(norms, clients, train_rounds),
+                    title="update norm |u − p| per client and round",
+                    x_label="round",
+                    y_label="client",
+                    value_label="L2 norm",
+                    row_labels=clients,
+                    row_height=26,
+                    col_labels=labels,
+                    cell_titles=[
+                        [f"client {c}, round {r}: {svg.format_number(norms.get((c, r)))}" for r in train_rounds]
+                        for c in clients
+                    ],
+                )
+            )
+        )
+        heatmaps.append(
+            Markup(
+                svg.heatmap(
+                    _grid(coss, clients, train_rounds),
+                    title="cosine of each update to the aggregate update",
+                    x_label="round",
+                    y_label="client",
+                    value_label="cosine",
+                    row_labels=clients,
+                    row_height=26,
+                    col_labels=labels,
+                    diverging=True,
+                    lo=-1.0,
+                    hi=1.0,
+                    cell_titles=[
+                        [f"client {c}, round {r}: {svg.format_number(coss.get((c, r)))}" for r in train_rounds]
+                        for c in clients
+                    ],
+                )
+            )
+        )
+    f, f_source = _krum_f(run, request)
+    scores, score_errors = (await krum_scores(db, run_id, train_rounds, f)) if "client_updates" in s else ({}, {})
+    if scores:
+        by = {(c, r): v for r, d in scores.items() for c, v in d.items()}
+        heatmaps.append(
+            Markup(
+                svg.heatmap(
+                    _grid(by, clients, train_rounds),
+                    title=f"Krum score per client and round (f = {f}; low = central)",
+                    x_label="round",
+                    y_label="client",
+                    value_label="Krum score",
+                    row_labels=clients,
+                    row_height=26,
+                    col_labels=[str(r) for r in train_rounds],
+                    cell_titles=[
+                        [f"client {c}, round {r}: {svg.format_number(by.get((c, r)))}" for r in train_rounds]
+                        for c in clients
+                    ],
+                )
+            )
+        )
+    bytes_chart = None
+    if rounds:
+        bytes_chart = Markup(
+            svg.bar_chart(
+                [r["round"] for r in rounds],
+                {"sent": [r["bytes_sent"] for r in rounds], "received": [r["bytes_received"] for r in rounds]},
+                title="bytes per round",
+                x_label="round",
+                y_label="bytes",
+            )
+        )
+    _, models = await _web.query(
+        db, "SELECT round, length(rec) FROM global_models WHERE run = :run ORDER BY round", {"run": run_id}
+    )
+    model_links = []
+    for rnd, size in models:
+        pk = f"{tilde_encode(str(run_id))},{tilde_encode(str(rnd))}"
+        link = {"round": rnd, "bytes": size, "url": datasette.urls.path(f"{base}/global_models/{pk}/rec")}
+        if rnd > 0:
+            prev = f"global_models/{tilde_encode(str(run_id))},{tilde_encode(str(rnd - 1))}/rec"
+            link["compare_url"] = datasette.urls.path(f"{base}/compare?a=global_models/{pk}/rec&b={prev}")
+        model_links.append(link)
+    errors = []
+    if "replies" in s and "error_code" in s["replies"]:
+        _, errors = await _web.query(
+            db,
+            "SELECT round, phase, client, error_code, error_reason FROM replies WHERE run = :run AND error_code IS NOT NULL ORDER BY round, phase, pos",
+            {"run": run_id},
+        )
+    for u in stats:
+        pk = ",".join(tilde_encode(str(x)) for x in (run_id, u["round"], "train", u["pos"]))
+        u["url"] = datasette.urls.path(f"{base}/replies/{pk}/content")
+        prev = f"global_models/{tilde_encode(str(run_id))},{tilde_encode(str(u['round'] - 1))}/rec"
+        u["compare_url"] = datasette.urls.path(f"{base}/compare?a=replies/{pk}/content&b={prev}")
+        u["score"] = scores.get(u["round"], {}).get(u["client"])
+        u["fmt"] = {
+            k: (svg.format_number(u[k]), repr(u[k]) if u[k] is not None else "")
+            for k in ("update_norm", "cosine", "score")
+        }
+    return Response.html(
+        await datasette.render_template(
+            "arrayrecord_run.html",
+            {
+                "database": db.name,
+                "crumb_database": db.name,
+                "database_url": datasette.urls.database(db.name),
+                "runs_url": datasette.urls.path(f"{base}/runs"),
+                "run": run,
+                "rounds": rounds,
+                "charts": charts,
+                "heatmaps": heatmaps,
+                "bytes_chart": bytes_chart,
+                "models": model_links,
+                "updates": stats,
+                "f": f,
+                "f_source": f_source,
+                "score_errors": sorted(score_errors.items()),
+                "errors": errors,
+            },
+            request=request,
+        )
+    )
