@@ -66,7 +66,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     vtab_ar_stats_register, sql_repr_register,          sql_threads_register,
     sql_robust_register,    sql_recorddict_register,    vtab_record_dict_register,
     sql_message_register,   sql_strategy_register,      vtab_ar_compare_register,
-    sql_inspect_register,
+    sql_inspect_register,   vtab_ar_inspect_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** sql_math.h — what the array-math bindings (sql_math.c, sql_record_math.c,
-** sql_aggregate.c, vtab_ar_stats.c) share: scratch memory and the SQL values
-** of reductions. The helpers live in sql_math.c.
+** sql_aggregate.c, vtab_ar_stats.c, vtab_ar_inspect.c) share: scratch
+** memory and the SQL values of reductions. The helpers live in sql_math.c.
 */
 #ifndef AR_SQL_MATH_H
 #define AR_SQL_MATH_H

@@ -29,5 +29,6 @@ int vtab_record_dict_register(sqlite3 *db, char **pzErrMsg);
 int sql_message_register(sqlite3 *db, char **pzErrMsg);
 int sql_strategy_register(sqlite3 *db, char **pzErrMsg);
 int sql_inspect_register(sqlite3 *db, char **pzErrMsg);
+int vtab_ar_inspect_register(sqlite3 *db, char **pzErrMsg);
 
 #endif

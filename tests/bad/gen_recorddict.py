@@ -228,6 +228,7 @@ write_group(
         "read rd_delete SELECT rd_delete(?1, 'x')",
         "read record_dict SELECT * FROM record_dict(?1)",
         "read rd_check SELECT rd_check(?1)",
+        "read ar_inspect SELECT * FROM ar_inspect(?1, 32, 32, 'recorddict')",
         "false SELECT rd_valid(?1)",
         'false SELECT coalesce(ar_describe(?1) LIKE \'{"kind":"recorddict"%\', 0)',
         "message SELECT rd_error(?1)",
@@ -260,6 +261,7 @@ write_group(
     [
         "read ar_len SELECT ar_len(rd_array_record(?1, 'm'))",
         "read record_dict SELECT nitems FROM record_dict(?1)",
+        "read ar_inspect SELECT * FROM ar_inspect(?1, 32, 32, 'recorddict')",
         "read rd_set SELECT rd_set(?1, 'x', 'metric', '{}')",
         "read rd_delete SELECT rd_delete(?1, 'x')",
         "false SELECT rd_valid(?1)",

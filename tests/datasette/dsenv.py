@@ -96,10 +96,12 @@ def num(text):
     """A data-value back to a number ('' -> None)."""
     if text == "":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text  # a complex mean: ar_stats' "[re,im]" text
 
 
 def close(a, b, rel=1e-12):

@@ -129,6 +129,10 @@ def charts(row, big=False):
     m = _web.loads(row["heatmap"])
     if m is not None:
         x_label, y_label = _matrix_labels(m, row["shape"])
+        shape = _web.loads(row["shape"]) or []
+        blocks = None
+        if m["layout"] == "kernels" and m["cell_rows"] == m["rows"] and m["cell_cols"] == m["cols"] and len(shape) == 4:
+            blocks = (shape[2], shape[3])
         heat = Markup(
             svg.heatmap(
                 m["values"],
@@ -138,6 +142,7 @@ def charts(row, big=False):
                 value_label="cell mean",
                 width=w,
                 height=None if big else 200,
+                blocks=blocks,
             )
         )
     return hist, heat
@@ -193,7 +198,7 @@ async def record_page(datasette, request):
     db = _web.database(datasette, v["database"])
     ref = await _web.resolve(datasette, request, db, v["table"], v["pks"], v["column"])
     bins = _web.int_param(request, "bins", 32, 1, 1024)
-    grid = _web.int_param(request, "grid", 24, 1, 256)
+    grid = _web.int_param(request, "grid", 16, 1, 256)
     try:
         rows = await inspect(ref, bins, grid)
     except BadRequest as e:

@@ -327,6 +327,7 @@ def heatmap(
     height=None,
     cell_titles=None,
     row_height=None,
+    blocks=None,
 ):
     """A matrix of cells (``values``: rows of numbers or None) coloured on a
     sequential scale from lo to hi (default: the finite values' range), or
@@ -335,7 +336,8 @@ def heatmap(
     legend on the right says what the colours mean (``value_label``, with
     its unit). Row and column labels (optional) are drawn when they fit.
     The height follows the cells (square ones, or ``row_height`` pixels a
-    row) unless given."""
+    row) unless given. ``blocks=(rows, cols)`` draws white lines between
+    blocks of cells (the kernels of a convolution weight)."""
     rows = len(values)
     cols = max((len(r) for r in values), default=0)
     finite = [v for r in values for v in r if v is not None and math.isfinite(v)]
@@ -350,10 +352,17 @@ def heatmap(
     legend_w = 90
     plot_w = width - left - legend_w - 10
     cell = plot_w / cols if cols else plot_w
+    right = legend_w + 10
     if height is None:
-        body = rows * row_height if row_height else rows * cell
-        height = int(min(max(body, 60), 420)) + 30 + 46
-    f = _Frame(width, height, left=left, right=legend_w + 10, top=30, bottom=46)
+        if row_height:
+            body = min(max(rows * row_height, 60), 420)
+        else:
+            # square cells: as wide as fits, and no taller than 420 pixels in all
+            cell = min(cell, 420 / rows) if rows else cell
+            body = max(rows * cell, 60)
+            width = int(left + cols * cell + right)
+        height = int(body) + 38 + 46
+    f = _Frame(width, height, left=left, right=right, top=38, bottom=46)
     ch = (f.y1 - f.y0) / rows if rows else 0
     cw = (f.x1 - f.x0) / cols if cols else 0
     out = _open(width, height, title, f"heatmap of {value_label}, {rows} x {cols} cells")
@@ -368,6 +377,13 @@ def heatmap(
                 f'<rect x="{f.x0 + j * cw:.2f}" y="{f.y0 + i * ch:.2f}" width="{cw + 0.05:.2f}" height="{ch + 0.05:.2f}" '
                 f'fill="{_colour(v, lo, hi, diverging)}"><title>{_t(tip)}</title></rect>'
             )
+    if blocks:
+        # block boundaries (the kernels of a convolution weight)
+        bh, bw = blocks
+        d = " ".join(f"M{f.x0:.1f},{f.y0 + i * ch:.2f} H{f.x1:.1f}" for i in range(bh, rows, bh))
+        d += " " + " ".join(f"M{f.x0 + j * cw:.2f},{f.y0:.1f} V{f.y1:.1f}" for j in range(bw, cols, bw))
+        if d.strip():
+            out.append(f'<path d="{d.strip()}" stroke="#ffffff" stroke-width="1" fill="none"/>')
     out.append(
         f'<rect x="{f.x0}" y="{f.y0}" width="{f.x1 - f.x0:.1f}" height="{f.y1 - f.y0:.1f}" fill="none" stroke="#444"/>'
     )
