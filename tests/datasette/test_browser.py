@@ -208,7 +208,8 @@ def check_record(page, con, blob):
     rows = page.driver.execute_script(ROWS_JS, "tr[data-position]", "data-position")
     assert len(rows) == len(expected) > 0, (len(rows), len(expected))
     for row, (pos, key, dtype, shape, *numbers) in zip(rows, expected):
-        assert (int(row["attr"]), row["key"], row["dtype"], row["shape"]) == (pos, key, dtype, shape), row
+        shown_key = key if key is not None else "(the array)"  # a .npy
+        assert (int(row["attr"]), row["key"], row["dtype"], row["shape"]) == (pos, shown_key, dtype, shape), row
         for col, value in zip(STATS, numbers):
             same_number(f"record, {key}, {col}", *row["cells"][col], value)
     heatmaps = sum(e[-1] for e in expected)
@@ -320,6 +321,10 @@ def test_browser():
             page = click(driver, "/-/arrayrecord/fixture/records/1/rec/array?pos=0", "array")
             check_array(page, con, blob, 0)
             page.shot()
+            # a .npy with NaN and infinities: statistics undefined (NULL, shown as such), counted apart
+            (npy,) = con.execute("SELECT arr FROM npy_cells WHERE name = 'nan and inf'").fetchone()
+            (nid,) = con.execute("SELECT id FROM npy_cells WHERE name = 'nan and inf'").fetchone()
+            check_record(open_page(driver, ds.url(f"/-/arrayrecord/fixture/npy_cells/{nid}/arr"), "npy"), con, npy)
             # the runs, the Krum run, then the poisoned client's update in round 2 against its start
             open_page(driver, ds.url("/-/arrayrecord/fixture/runs"), "runs")
             page = click(driver, "/-/arrayrecord/fixture/runs/1", "run")
