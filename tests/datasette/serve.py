@@ -5,7 +5,7 @@ datasette-env`) on a free port, waited for with a deadline, and always
 stopped (terminate, then kill) when the `with` block ends.
 
     with Server(db, "--metadata", meta) as ds:
-        urllib.request.urlopen(ds.url("/fixture/cells"))
+        status, body = ds.get("/fixture/records")
 
 plugin=False starts the same Datasette with this package's plugin
 unregistered (Datasette 0.65 loads every installed plugin and has no switch
@@ -25,6 +25,9 @@ VENV = os.path.join(ROOT, "build", "datasette")
 DATASETTE = os.path.join(VENV, "bin", "datasette")
 PYTHON = os.path.join(VENV, "bin", "python")
 MISSING = f"{DATASETTE} not found: run 'make datasette-env' (Datasette 0.65.5 and selenium from PyPI)"
+
+# Local requests never go through a proxy named in the environment.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 # Datasette's command line without the plugins of this package: pluggy's
 # registry is emptied of them before the command runs.
@@ -54,8 +57,7 @@ class Server:
         cmd += ["serve", db, "--host", "127.0.0.1", "--port", str(self.port)]
         cmd += ["--setting", "sql_time_limit_ms", "60000", *args]
         self.cmd, self.timeout, self.env = cmd, timeout, env
-        self.proc = None
-        self.log = tempfile.NamedTemporaryFile(prefix="datasette-", suffix=".log", delete=False)
+        self.proc = self.log = None
 
     def url(self, path="/"):
         return f"http://127.0.0.1:{self.port}{path}"
@@ -65,6 +67,7 @@ class Server:
             return fh.read()
 
     def __enter__(self):
+        self.log = tempfile.NamedTemporaryFile(prefix="datasette-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             self.cmd, stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, **(self.env or {}))
         )
@@ -81,7 +84,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"datasette exited with {self.proc.returncode}:\n{self.log_text()[-3000:]}")
             try:
-                with urllib.request.urlopen(self.url("/-/versions.json"), timeout=5) as r:
+                with _OPENER.open(self.url("/-/versions.json"), timeout=5) as r:
                     if r.status == 200:
                         return
             except (urllib.error.URLError, OSError):
@@ -98,8 +101,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.log.close()
-        os.unlink(self.log.name)
+        if self.log:
+            self.log.close()
+            os.unlink(self.log.name)
+            self.log = None
 
     def __exit__(self, *exc):
         self.close()
@@ -107,7 +112,7 @@ class Server:
     def get(self, path, timeout=300):
         """The page's status and body (bytes), read whole."""
         try:
-            with urllib.request.urlopen(self.url(path), timeout=timeout) as r:
+            with _OPENER.open(self.url(path), timeout=timeout) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.read()
