@@ -19,7 +19,10 @@
 ** (sql_inspect.h). nbytes is numel times the item size; min ... l2 are
 ** ar_stats' numbers from the same code (am_reduce); nan, posinf and neginf
 ** count elements (a complex element with a NaN part is a NaN; its
-** infinity counts are NULL). histogram and heatmap are inspect.h's, as JSON:
+** infinity counts are NULL). An array with no NumPy dtype (a safetensors
+** BF16 tensor, which a RecordDict may hold) has the dtype, shape and data
+** bytes its Array message gives and NULL numbers, as in ar_compare.
+** histogram and heatmap are inspect.h's, as JSON:
 **   {"lo":L,"hi":H,"counts":[...]}  NULL for complex arrays and when no
 **                                   element is finite;
 **   {"rows":R,"cols":C,"layout":"matrix"|"kernels","cell_rows":r,
@@ -92,6 +95,7 @@ typedef struct inspect_cursor {
   int nrecs, nrows;    /* records; rows in all */
   int row, rec, first; /* the row, its record, and that record's first row */
   int opened, computed, scanned, hist_done, heat_done;
+  int numeric; /* the opened array has a NumPy dtype (else only its message's dtype and shape) */
   npy_array a;
   am_stats st;
   in_scan sc;
@@ -348,13 +352,37 @@ static int open_row(inspect_cursor *cur, sqlite3_context *ctx) {
   codec_err err;
   int rc;
   if (cur->opened) return 1;
+  cur->numeric = 1;
   if (cur->kind == INSPECT_NPY) {
     cur->a = cur->npy;
   } else if ((rc = array_open(row_item(cur), cur->row - cur->first, &cur->a, &err)) != CODEC_OK) {
-    return column_error(ctx, rc, &err);
+    /* no NumPy dtype (a safetensors BF16 tensor): a row without numbers,
+    ** as ar_compare gives one; broken bytes are an error */
+    if (rc != CODEC_UNSUPPORTED) return column_error(ctx, rc, &err);
+    cur->numeric = 0;
   }
   cur->opened = 1;
   return 1;
+}
+
+/* dtype, shape, numel and nbytes of an array without a NumPy dtype, from
+** its Array message; its numbers are NULL. */
+static void result_not_numeric(sqlite3_context *ctx, const record_item *it, int col) {
+  int64_t shape[RECORD_MAX_DIMS];
+  uint64_t numel;
+  int ndim = record_item_shape(it, shape);
+  switch (col) {
+    case COL_DTYPE:
+      sqlite3_result_text64(ctx, (const char *)it->dtype.p, it->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
+    case COL_SHAPE: sql_result_shape(ctx, ndim, shape); break;
+    case COL_NUMEL:
+      if (npy_shape_numel(ndim, shape, &numel, NULL) == CODEC_OK && numel <= (uint64_t)INT64_MAX)
+        sqlite3_result_int64(ctx, (sqlite3_int64)numel);
+      break;
+    case COL_NBYTES: sqlite3_result_int64(ctx, (sqlite3_int64)it->data.n); break;
+    default: break;
+  }
 }
 
 static int need_scratch(inspect_cursor *cur, sqlite3_context *ctx) {
@@ -524,6 +552,10 @@ static int inspect_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c
     default: break;
   }
   if (!open_row(cur, ctx)) return SQLITE_OK;
+  if (!cur->numeric) {
+    result_not_numeric(ctx, it, col);
+    return SQLITE_OK;
+  }
   switch (col) {
     case COL_DTYPE:
       dt_name(cur->a.dtype, name);

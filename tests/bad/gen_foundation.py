@@ -815,27 +815,28 @@ read ar_get SELECT ar_get(?1, key) FROM array_record(?1) WHERE key = 'bad'
 read ar_cast_like SELECT ar_cast_like(?1, ar('bad', npy_from_json('[1]')))
 read ar_cast_like SELECT ar_cast_like(ar('bad', npy_from_json('[1]')), ?1)
 read ar_check SELECT ar_check(?1)
-read ar_inspect SELECT * FROM ar_inspect(?1, 32, 32, 'arrayrecord')
 false SELECT ar_valid(?1)
 false SELECT coalesce(ar_describe(?1) LIKE '{"kind":"arrayrecord"%', 0)
 message SELECT ar_error(?1)
 """,
     ),
     "record_item_broken": (
-        "The record_item inputs whose array bytes are broken: ar_compare raises when it reads the array.",
+        "The record_item inputs whose array bytes are broken: ar_compare and ar_inspect raise when they read the array.",
         "",
         """\
 read ar_compare SELECT match FROM ar_compare(?1, x'') WHERE key = 'bad'
 read ar_compare SELECT norm_b FROM ar_compare(x'', ?1) WHERE key = 'bad'
+read ar_inspect SELECT * FROM ar_inspect(?1, 32, 32, 'arrayrecord')
 """,
     ),
     "record_item_not_numeric": (
-        "The record_item inputs whose array has no NumPy dtype: ar_compare gives a row saying why.",
+        "The record_item inputs whose array has no NumPy dtype: ar_compare gives a row saying why, ar_inspect one without numbers.",
         "",
         """\
 message SELECT match || ': ' || note FROM ar_compare(?1, x'') WHERE key = 'bad'
 message SELECT match || ': ' || note FROM ar_compare(?1, ?1) WHERE key = 'bad'
 message SELECT match || ': ' || note FROM ar_compare(x'', ?1) WHERE key = 'bad'
+false SELECT count(*) != 1 FROM ar_inspect(?1, 32, 32, 'arrayrecord') WHERE key = 'bad' AND dtype IS NOT NULL AND shape IS NOT NULL AND coalesce(min, l2, nan, histogram, heatmap) IS NULL
 """,
     ),
     "record_mismatch": (

@@ -139,6 +139,15 @@ def log_runs(db):
             )
 
 
+# {"h": BF16 [3], "z": F16 [2]} as safetensors bytes
+_SAFETENSORS_BF16 = bytes.fromhex(
+    "8c000000000000007b227a223a7b226474797065223a22463136222c227368617065223a5b325d2c22646174615f6f6666736574"
+    "73223a5b362c31305d7d2c2268223a7b226474797065223a2242463136222c227368617065223a5b335d2c22646174615f6f6666"
+    "73657473223a5b302c365d7d2c225f5f6d657461646174615f5f223a7b22666f726d6174223a227074227d7d803f004040400"
+    "03c00c0"
+)
+
+
 def _random_blob(rng, n):
     return bytes(rng.integers(0, 256, n, dtype=np.uint8))
 
@@ -212,6 +221,10 @@ def add_tables(con):
         ("malformed", b"\x0a\x05\x0a\x01x\x12\xff"),
     ]
     con.executemany("INSERT INTO dicts(name, rd) VALUES (?, ?)", dicts)
+    # A RecordDict holding a safetensors BF16 tensor (no NumPy dtype) beside a float16 one.
+    con.execute(
+        "INSERT INTO dicts(name, rd) VALUES ('bf16', rd('st', 'array', ar_from_safetensors(?)))", (_SAFETENSORS_BF16,)
+    )
     blobs = [
         ("random 1", _random_blob(rng, 1)),
         ("random 7", _random_blob(rng, 7)),

@@ -216,3 +216,49 @@ def test_hostile_run_and_compare_pages_are_text():
         page = get(url).text
         assert "<img src=x" not in page and "<script>alert" not in page, url
     assert HOSTILE
+
+
+def test_run_page_of_another_writer():
+    """A database of the earlier schema (client_updates a table, runs and
+    rounds with their first columns only) still gets its run page."""
+    import tempfile
+
+    import numpy as np
+    from datasette.app import Datasette
+    from dsenv import _LOOP
+
+    import sqlite_arrayrecord as sar
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "old.db")
+        con = sar.connect(path, detect_types=0)
+        con.executescript(
+            "CREATE TABLE runs(run INTEGER PRIMARY KEY, name TEXT); CREATE TABLE rounds(run, round, metrics TEXT);"
+            "CREATE TABLE global_models(run, round, rec BLOB, PRIMARY KEY (run, round));"
+            "CREATE TABLE client_updates(run, round, client TEXT, num_examples INTEGER, metrics TEXT, rec BLOB);"
+            "INSERT INTO runs VALUES (1, 'old');"
+        )
+        g = [sar.to_record({"w": np.full(3, float(r), np.float32)}) for r in range(3)]
+        for r in range(3):
+            con.execute("INSERT INTO rounds VALUES (1, ?, ?)", (r, '{"acc": %d}' % r))
+            con.execute("INSERT INTO global_models VALUES (1, ?, ?)", (r, g[r]))
+        for r in (1, 2):
+            for c, x in (("b", r + 1.0), ("a", r - 3.0)):
+                con.execute(
+                    "INSERT INTO client_updates VALUES (1, ?, ?, 10, '{}', ?)",
+                    (r, c, sar.to_record({"w": np.full(3, x, np.float32)})),
+                )
+        con.commit()
+        con.close()
+        ds = Datasette([path])
+        r = _LOOP.run_until_complete(ds.client.get("/-/arrayrecord/old/runs/1"))
+        assert r.status_code == 200, r.text[-1500:]
+        shown = {
+            (m[0], m[1]): m[2]
+            for m in re.findall(r'<tr data-round="(\d+)" data-client="([^"]+)">(.*?)</tr>', r.text, re.S)
+        }
+        assert sorted(shown) == [("1", "a"), ("1", "b"), ("2", "a"), ("2", "b")]
+        norm = dict(re.findall(r'data-col="([^"]+)" data-value="([^"]*)"', shown[("1", "a")]))
+        assert close(num(norm["update_norm"]), math.sqrt(3) * 2.0) and close(num(norm["cosine"]), -1.0)
+        assert "Krum score per client and round (f = 1" in r.text and "the default (f = 1" in r.text
+        ds.databases["old"].close()

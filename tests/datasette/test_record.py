@@ -13,6 +13,7 @@ cells give a 4xx page with the reader's error, never a 500."""
 
 import html
 import io
+import math
 import re
 import zipfile
 
@@ -219,3 +220,21 @@ def test_hostile_keys_on_record_pages_are_text():
         assert "<img src=x" not in r.text and "<script>alert" not in r.text, url
         assert "&lt;img src=x onerror=alert(1)&gt;" in r.text
         svgs(r.text)
+
+
+def test_array_without_numpy_dtype_and_complex_arrays():
+    """A RecordDict holding a safetensors BF16 tensor: its row has dtype,
+    shape and bytes and no numbers (ar_inspect gives NULL), no 500; a complex
+    array has no infinity counts."""
+    con = sql()
+    (i,) = con.execute("SELECT id FROM dicts WHERE name = 'bf16'").fetchone()
+    r = get(f"/-/arrayrecord/fixture/dicts/{i}/rd")
+    assert r.status_code == 200, r.text[-1500:]
+    rows = rows_with(r.text, "data-position")
+    assert rows["0"] == {"numel": "3", "nbytes": "6", **{k: "" for k in STATS + ("nan", "posinf", "neginf")}}
+    assert "BF16" in r.text and rows["1"]["l2"] == repr(math.sqrt(5.0))
+    assert get(f"/-/arrayrecord/fixture/dicts/{i}/rd/array?pos=0").status_code == 200
+    assert get(f"/-/arrayrecord/fixture/dicts/{i}/rd/array.npy?pos=0").status_code in (200, 400)
+    (cells,) = rows_with(get("/-/arrayrecord/fixture/npy_cells/7/arr").text, "data-position").values()
+    assert (cells["nan"], cells["posinf"], cells["neginf"]) == ("0", "", "")
+    assert "None" not in get("/-/arrayrecord/fixture/npy_cells/7/arr/array?pos=0").text

@@ -32,6 +32,11 @@ SELECT key, heatmap FROM ar_inspect(readfile('tests/data/records/legacy_raw.pb')
 SELECT position, record, key, shape, numel, length(histogram), length(heatmap) FROM ar_inspect(readfile('tests/data/recorddict/full.pb'));
 SELECT position, record, key FROM ar_inspect(rd('a', 'array', ar('w', npy_from_json('[1]')), 'none', 'array', x'', 'm', 'metric', '{"x": 1}', 'b', 'array', ar('u', npy_from_json('[2]'), 'v', npy_from_json('[3]'))));
 SELECT count(*) FROM ar_inspect(readfile('tests/data/recorddict/empty_records.pb'));
+-- an array without a NumPy dtype (a safetensors BF16 tensor): its message's dtype, shape and bytes, no numbers;
+-- a RecordDict may hold one, a record holding one is read as a record when told so
+SELECT * FROM ar_inspect(rd('st', 'array', ar_from_safetensors(x'8c000000000000007b227a223a7b226474797065223a22463136222c227368617065223a5b325d2c22646174615f6f666673657473223a5b362c31305d7d2c2268223a7b226474797065223a2242463136222c227368617065223a5b335d2c22646174615f6f666673657473223a5b302c365d7d2c225f5f6d657461646174615f5f223a7b22666f726d6174223a227074227d7d803f00404040003c00c0')));
+SELECT key, dtype, numel, nbytes, l2 FROM ar_inspect(ar_from_safetensors(x'8c000000000000007b227a223a7b226474797065223a22463136222c227368617065223a5b325d2c22646174615f6f666673657473223a5b362c31305d7d2c2268223a7b226474797065223a2242463136222c227368617065223a5b335d2c22646174615f6f666673657473223a5b302c365d7d2c225f5f6d657461646174615f5f223a7b22666f726d6174223a227074227d7d803f00404040003c00c0'), 32, 32, 'arrayrecord');
+SELECT * FROM ar_inspect(ar_from_safetensors(x'8c000000000000007b227a223a7b226474797065223a22463136222c227368617065223a5b325d2c22646174615f6f666673657473223a5b362c31305d7d2c2268223a7b226474797065223a2242463136222c227368617065223a5b335d2c22646174615f6f666673657473223a5b302c365d7d2c225f5f6d657461646174615f5f223a7b22666f726d6174223a227074227d7d803f00404040003c00c0'));
 -- the hidden columns: the argument and the settings in effect (kind as detected)
 SELECT DISTINCT length(arg), bins, grid, kind FROM ar_inspect(readfile('tests/data/records/mlp_dict.pb'));
 SELECT DISTINCT bins, grid, kind FROM ar_inspect(readfile('tests/data/records/mlp_dict.pb'), NULL, 3, NULL);

@@ -92,6 +92,10 @@ def _size(n):
     return f"{n:.1f} GB"  # pragma: no cover
 
 
+def _n(count, word):
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
 def _shape(shape):
     return "[" + ",".join(str(d) for d in shape) + "]"
 
@@ -112,18 +116,18 @@ def summary(d):
     """The text lines of a cell from ar_describe's JSON (escaped on output)."""
     kind = d.get("kind")
     if kind == "npy":
-        return [f".npy {d['dtype']} {_shape(d['shape'])}", f"{d['numel']:,} elements · {_size(d['nbytes'])}"]
+        return [f".npy {d['dtype']} {_shape(d['shape'])}", f"{_n(d['numel'], 'element')} · {_size(d['nbytes'])}"]
     if kind == "arrayrecord":
-        lines = [f"ArrayRecord · {d['count']:,} arrays · {d['numel']:,} elements · {_size(d['nbytes'])}"]
+        lines = [f"ArrayRecord · {_n(d['count'], 'array')} · {_n(d['numel'], 'element')} · {_size(d['nbytes'])}"]
         lines += [f"{it['key']} {it['dtype']} {_shape(it['shape'])}" for it in d.get("items", [])]
         if d["count"] > len(d.get("items", [])):
             lines.append(f"… {d['count'] - len(d.get('items', [])):,} more")
         return lines
     if kind == "recorddict":
-        lines = [f"RecordDict · {d['count']:,} items"]
+        lines = [f"RecordDict · {_n(d['count'], 'item')}"]
         for it in d.get("items", []):
             if it["kind"] == "array_record":
-                lines.append(f"{it['name']}: {it['count']:,} arrays · {_size(it['nbytes'])}")
+                lines.append(f"{it['name']}: {_n(it['count'], 'array')} · {_size(it['nbytes'])}")
             else:
                 lines.append(f"{it['name']}: {_values(it.get('values') or {})}")
         if d["count"] > len(d.get("items", [])):

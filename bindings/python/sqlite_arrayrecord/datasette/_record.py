@@ -156,6 +156,8 @@ def table_rows(rows, url, big=False):
             {
                 "row": r,
                 "stats": {k: _num(r[k]) for k in STATS},
+                # NULL for an array with no NumPy dtype (a safetensors BF16 tensor), and infinities of complex ones
+                "counts": {k: _num(r[k]) for k in ("numel", "nbytes", "nan", "posinf", "neginf")},
                 "hist": hist,
                 "heat": heat,
                 "array_url": f"{url}/array?pos={r['position']}",

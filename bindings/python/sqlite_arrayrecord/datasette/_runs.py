@@ -122,12 +122,20 @@ def _krum_f(run, request):
     return DEFAULT_F, f"the default (f = {DEFAULT_F}; the run's strategy is no Krum or Bulyan: set ?f=)"
 
 
-async def update_stats(db, run):
+def _order(columns):
+    """(position expression, ORDER BY key) of client_updates: the arrival
+    position of the view of sql/schema.sql, else (an older client_updates
+    table) the insertion order."""
+    return ("pos", "pos") if "pos" in columns else ("NULL", "rowid")
+
+
+async def update_stats(db, run, columns):
     """Per train reply of the run: (round, pos, client, num_examples,
     update norm |u - p|, cosine of u - p to the aggregate update g - p),
     with p the previous round's global model and g the round's. Two
     ar_compare passes per reply and one per round (client_update_stats
     makes five per reply)."""
+    pos, order = _order(columns)
     _, per_round = await _web.query(
         db,
         "SELECT g.round, (SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(g.rec, p.rec) AS c) "
@@ -137,12 +145,12 @@ async def update_stats(db, run):
     gp2 = dict(per_round)
     _, rows = await _web.query(
         db,
-        "SELECT u.round, u.pos, u.client, u.num_examples, "
+        f"SELECT u.round, {'u.' if pos == 'pos' else ''}{pos}, u.client, u.num_examples, "
         "(SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(u.rec, p.rec) AS c), "
         "(SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(u.rec, g.rec) AS c) "
         "FROM client_updates AS u JOIN global_models AS p ON p.run = u.run AND p.round = u.round - 1 "
         "LEFT JOIN global_models AS g ON g.run = u.run AND g.round = u.round "
-        "WHERE u.run = :run ORDER BY u.round, u.pos",
+        f"WHERE u.run = :run ORDER BY u.round, u.{order}",
         {"run": run},
     )
     out = []
@@ -156,20 +164,24 @@ async def update_stats(db, run):
     return out
 
 
-async def krum_scores(db, run, rounds, f):
+async def krum_scores(db, run, rounds, f, columns):
     """{round: {client: score}} from ar_krum_scores over each round's
     updates in arrival order, and {round: error text} where it failed."""
+    _, order = _order(columns)
     scores, errors = {}, {}
     for rnd in rounds:
         _, clients = await _web.query(
-            db, "SELECT client FROM client_updates WHERE run = :run AND round = :r ORDER BY pos", {"run": run, "r": rnd}
+            db,
+            f"SELECT client FROM client_updates WHERE run = :run AND round = :r ORDER BY {order}",
+            {"run": run, "r": rnd},
         )
         if not clients:
             continue
         try:
             _, rows = await _web.query(
                 db,
-                "SELECT ar_krum_scores(rec, :f) FROM (SELECT rec FROM client_updates WHERE run = :run AND round = :r ORDER BY pos)",
+                "SELECT ar_krum_scores(rec, :f) FROM "
+                f"(SELECT rec FROM client_updates WHERE run = :run AND round = :r ORDER BY {order})",
                 {"run": run, "r": rnd, "f": f},
             )
         except BadRequest as e:
@@ -220,7 +232,7 @@ async def run_page(datasette, request):
                 )
             )
 
-    stats = await update_stats(db, run_id) if "client_updates" in s else []
+    stats = await update_stats(db, run_id, s["client_updates"]) if "client_updates" in s else []
     clients = sorted({u["client"] for u in stats}, key=lambda c: (len(str(c)), str(c)))
     train_rounds = sorted({u["round"] for u in stats})
     heatmaps = []
@@ -268,7 +280,9 @@ async def run_page(datasette, request):
             )
         )
     f, f_source = _krum_f(run, request)
-    scores, score_errors = (await krum_scores(db, run_id, train_rounds, f)) if "client_updates" in s else ({}, {})
+    scores, score_errors = (
+        (await krum_scores(db, run_id, train_rounds, f, s["client_updates"])) if "client_updates" in s else ({}, {})
+    )
     if scores:
         by = {(c, r): v for r, d in scores.items() for c, v in d.items()}
         heatmaps.append(
@@ -319,10 +333,12 @@ async def run_page(datasette, request):
             {"run": run_id},
         )
     for u in stats:
-        pk = ",".join(tilde_encode(str(x)) for x in (run_id, u["round"], "train", u["pos"]))
-        u["url"] = datasette.urls.path(f"{base}/replies/{pk}/content")
-        prev = f"global_models/{tilde_encode(str(run_id))},{tilde_encode(str(u['round'] - 1))}/rec"
-        u["compare_url"] = datasette.urls.path(f"{base}/compare?a=replies/{pk}/content&b={prev}")
+        u["url"] = u["compare_url"] = None
+        if u["pos"] is not None and "replies" in s:
+            pk = ",".join(tilde_encode(str(x)) for x in (run_id, u["round"], "train", u["pos"]))
+            u["url"] = datasette.urls.path(f"{base}/replies/{pk}/content")
+            prev = f"global_models/{tilde_encode(str(run_id))},{tilde_encode(str(u['round'] - 1))}/rec"
+            u["compare_url"] = datasette.urls.path(f"{base}/compare?a=replies/{pk}/content&b={prev}")
         u["score"] = scores.get(u["round"], {}).get(u["client"])
         u["fmt"] = {
             k: (svg.format_number(u[k]), repr(u[k]) if u[k] is not None else "")
