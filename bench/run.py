@@ -33,6 +33,10 @@ side in one run and printed as ratios (never asserted anywhere).
               the same bytes, and the project's SHA-256 alone, portable and
               SHA-NI (bench/sha256.c); rd_object_id of a RecordDict holding
               that record against hashlib.sha256 over its bytes.
+  datasette   (bench/datasette_speed.py) the Datasette plugin's table page
+              over 1,000 rows of ~1 MB records against Datasette without it,
+              and its record page of a 999 MB record against length() and one
+              ar_stats pass (needs build/datasette: make datasette-env).
 
 How it measures (see bench/README.md): SQL runs through SQLite's C API
 (ctypes); BLOB arguments are bound without a copy and BLOB results are
@@ -74,6 +78,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import datasette_speed  # noqa: E402  (bench/datasette_speed.py)
 from arlib import _field as pb_ld  # noqa: E402
 from arlib import load_npy, npy_bytes, record_bytes, varint  # noqa: E402
 
@@ -1225,6 +1230,7 @@ def main():
             "curves",
             "flower",
             "logging",
+            "datasette",
         ],
         help="run this comparison alone (flower: FedAvg and Krum/Bulyan against Flower's code)",
     )
@@ -1259,6 +1265,7 @@ def main():
         "window": lambda: bench_window(tmp, args.quick),
         "curves": lambda: bench_curves(tmp, args.quick, peer),
         "logging": lambda: bench_logging(args.quick),
+        "datasette": lambda: datasette_speed.bench(tmp, args.quick, report, note),
     }
     chosen = {None: list(steps), "flower": ["fedavg", "robust"]}.get(only, [only])
     try:
