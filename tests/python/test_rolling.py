@@ -70,3 +70,21 @@ def test_a_frame_beyond_the_parameter_limit_fails_naming_the_row():
     small = "SELECT rec, n FROM u WHERE round < 3"
     assert con.execute("SELECT count(rec) FROM ar_rolling_mean(?, 1000000)", (small,)).fetchone() == (3,)
     con.close()
+
+
+def test_a_write_that_returns_rows_is_refused():
+    """DELETE ... RETURNING yields rows but writes (SQLite 3.35 and later;
+    tests/sql/ar_rolling.sql, run on 3.31 too, refuses writes without it)."""
+    con = connect()
+    if sqlite3.sqlite_version_info < (3, 35, 0):
+        con.close()
+        from runner import Skip
+
+        raise Skip(f"RETURNING needs SQLite 3.35 or later; this is {sqlite3.sqlite_version}")
+    con.execute("CREATE TABLE r(rec BLOB)")
+    con.execute("INSERT INTO r VALUES (ar('w', npy_from_json('[1, 2]')))")
+    q = "DELETE FROM r RETURNING rec"
+    want = "ar_rolling_mean: query must be one read-only SELECT, got: " + q
+    assert error_of(con, "SELECT * FROM ar_rolling_mean(?, 2)", q) == want
+    assert con.execute("SELECT count(*) FROM r").fetchone() == (1,)  # nothing was deleted
+    con.close()

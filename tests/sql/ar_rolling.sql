@@ -77,7 +77,7 @@ SELECT * FROM ar_rolling_mean('', 2);
 SELECT * FROM ar_rolling_mean(' /* nothing */ -- at all', 2);
 SELECT * FROM ar_rolling_mean('SELECT rec FROM nowhere', 2);
 SELECT * FROM ar_rolling_mean('SELEC rec FROM r', 2);
-SELECT * FROM ar_rolling_mean('DELETE FROM r RETURNING rec', 2);
+SELECT * FROM ar_rolling_mean('DELETE FROM r', 2);
 SELECT * FROM ar_rolling_mean('INSERT INTO r(rec) SELECT rec FROM r', 2);
 SELECT * FROM ar_rolling_mean('PRAGMA table_info(r)', 2);
 SELECT * FROM ar_rolling_mean('EXPLAIN SELECT rec FROM r', 2);
