@@ -28,7 +28,6 @@ and are deleted at the end of each part.
 import io
 import os
 import sqlite3
-import statistics
 import sys
 import time
 
@@ -39,23 +38,10 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "datasette"))
 from arlib import _field, record_bytes, varint  # noqa: E402
 from serve import DATASETTE, MISSING, Server  # noqa: E402
+from turns import in_turns_median  # noqa: E402  (bench/turns.py)
 
 EXT = os.path.join(ROOT, "build", "arrayrecord")
 BIG = 999_000_000  # bytes of the record page's ArrayRecord (--quick: 100 MB)
-
-
-def in_turns_median(fns, repeat):
-    """Each function's median time over `repeat` runs in turns (A B A B ...),
-    after one warm-up run each."""
-    for f in fns:
-        f()
-    times = [[] for _ in fns]
-    for _ in range(repeat):
-        for i, f in enumerate(fns):
-            t = time.perf_counter()
-            f()
-            times[i].append(time.perf_counter() - t)
-    return [statistics.median(t) for t in times]
 
 
 def page(server, path, must, must_not=None, times=1):

@@ -81,6 +81,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import datasette_speed  # noqa: E402  (bench/datasette_speed.py)
 from arlib import _field as pb_ld  # noqa: E402
 from arlib import load_npy, npy_bytes, record_bytes, varint  # noqa: E402
+from turns import in_turns, turn_times  # noqa: E402  (bench/turns.py)
 
 BUILD = os.path.join(ROOT, "build")
 EXT = os.path.join(BUILD, "arrayrecord")
@@ -180,23 +181,6 @@ def python_connection(path):
     con.enable_load_extension(True)
     con.load_extension(EXT)
     return con
-
-
-def in_turns(fns, repeat, warm=True):
-    """Each function's best time, the functions run in turns (A B A B ...)
-    after one warm-up run each. A function that returns a FlowerPeer reply
-    (a dict with "time") is timed by the peer, inside its own process."""
-    if warm:
-        for f in fns:
-            f()
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, f in enumerate(fns):
-            t = time.perf_counter()
-            r = f()
-            t = time.perf_counter() - t
-            best[i] = min(best[i], r["time"] if isinstance(r, dict) and "time" in r else t)
-    return best
 
 
 def in_turns_budget(fns, budget, most=4):
@@ -412,14 +396,7 @@ def bench_fedavg_floor(tmp, quick):
             lambda: mean(1),
             lambda: mean(2),
         ]
-        for f in fns:
-            f()
-        times = [[] for _ in fns]
-        for _ in range(repeat):
-            for i, f in enumerate(fns):
-                t = time.perf_counter()
-                f()
-                times[i].append(time.perf_counter() - t)
+        times = turn_times(fns, repeat)
         best = [min(t) for t in times]
         med = [sorted(t)[len(t) // 2] for t in times]
         print(
