@@ -38,10 +38,20 @@ def read_sql(name):
         return f.read()
 
 
+def recipes():
+    """{name: sql} of queries.sql's '-- name:' recipes: each recipe's first
+    statement, its comment lines dropped."""
+    parts = re.split(r"^-- name: (\w+)\n", read_sql("queries.sql"), flags=re.M)
+    out = {}
+    for name, body in zip(parts[1::2], parts[2::2]):
+        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
+        out[name] = code.split(";")[0].strip() + ";"
+    return out
+
+
 def recipe(name):
     """One recipe of queries.sql, by its '-- name:' line."""
-    parts = re.split(r"^-- name: (\w+)\n", read_sql("queries.sql"), flags=re.M)
-    return dict(zip(parts[1::2], parts[2::2]))[name].split(";")[0] + ";"
+    return recipes()[name]
 
 
 def replay(con, run, strategy_a, strategy_b, options_a, options_b):

@@ -49,7 +49,6 @@ python3-torch (and python3-torchvision for ResNet-18).
 import argparse
 import json
 import os
-import re
 import sys
 import time
 
@@ -66,7 +65,7 @@ except ImportError:  # not installed: the package's source in this checkout, wit
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
     import sqlite_arrayrecord as sar
 
-from replay_strategies import replay  # noqa: E402  (examples/replay_strategies.py, beside this file)
+from replay_strategies import recipes, replay  # noqa: E402  (examples/replay_strategies.py, beside this file)
 
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 CLASSES = 10
@@ -75,16 +74,6 @@ CLASSES = 10
 def read_sql(name):
     with open(os.path.join(SQL_DIR, name), encoding="utf-8") as f:
         return f.read()
-
-
-def recipes():
-    """{name: sql} of queries.sql's '-- name:' sections, comments dropped."""
-    parts = re.split(r"^-- name: (\w+)\n", read_sql("queries.sql"), flags=re.M)
-    out = {}
-    for name, body in zip(parts[1::2], parts[2::2]):
-        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
-        out[name] = code.split(";")[0].strip()
-    return out
 
 
 class SmallCNN(torch.nn.Module):

@@ -14,28 +14,18 @@ answers from sql/views.sql and a few sql/queries.sql recipes.
 
 import argparse
 import os
-import re
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "flower"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 from federation import Federation  # noqa: E402
+from replay_strategies import recipes  # noqa: E402  (examples/replay_strategies.py)
 
 import sqlite_arrayrecord as sar  # noqa: E402
-
-
-def recipes():
-    """{name: sql} of sql/queries.sql's '-- name:' recipes."""
-    with open(os.path.join(ROOT, "sql", "queries.sql"), encoding="utf-8") as f:
-        parts = re.split(r"^-- name: (\w+)\n", f.read(), flags=re.M)
-    out = {}
-    for name, body in zip(parts[1::2], parts[2::2]):
-        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
-        out[name] = code.split(";")[0].strip() + ";"
-    return out
 
 
 def show(con, title, sql, params=()):

@@ -31,6 +31,7 @@ import sys
 import time
 
 import numpy as np
+from arlib import recipes
 from federation import FLWR_BIN, ROOT, Federation
 
 APP = os.path.join(ROOT, "examples", "flower_app")
@@ -340,17 +341,6 @@ def _keep(db):
     return path
 
 
-def _recipes():
-    """{name: sql} of sql/queries.sql's '-- name:' recipes."""
-    with open(os.path.join(ROOT, "sql", "queries.sql"), encoding="utf-8") as f:
-        parts = re.split(r"^-- name: (\w+)\n", f.read(), flags=re.M)
-    out = {}
-    for name, body in zip(parts[1::2], parts[2::2]):
-        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
-        out[name] = code.split(";")[0].strip() + ";"
-    return out
-
-
 def _check_logged_run(sar, db, name, run, flower_result, replayed):
     """What LoggingStrategy logged of the federation's run: each round's
     global model is rd_mean over the round's train replies in arrival order
@@ -429,7 +419,7 @@ def _check_logged_run(sar, db, name, run, flower_result, replayed):
         # every recipe answers on the run
         written = []
         con.create_function("writefile", 2, lambda path, blob: written.append((path, blob)) or len(blob))
-        q = _recipes()
+        q = recipes()
         p = {"run": run}
         rows = {}
         rows["layer_norm_jumps"] = con.execute(q["layer_norm_jumps"], p).fetchall()  # may be empty: ratios > 1.5

@@ -30,7 +30,7 @@ import time
 
 import logging_app
 import numpy as np
-from arlib import ROOT
+from arlib import ROOT, recipes
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, MetricRecord, RecordDict
 from flwr.common import serde
 from flwr.common.constant import ErrorCode
@@ -300,12 +300,6 @@ def test_logged_metrics_are_the_results():
         assert run[:2] == (77, "flwr.serverapp.strategy.fedavg.FedAvg") and run[4] == 3, run
         assert json.loads(run[2])["fraction_evaluate"] == 0.5, run[2]
         assert json.loads(run[3]) == {"lr": 0.25, "db": db}, run[3]
-
-
-def recipes():
-    with open(os.path.join(ROOT, "sql", "queries.sql"), encoding="utf-8") as f:
-        parts = re.split(r"^-- name: (\w+)\n", f.read(), flags=re.M)
-    return dict(zip(parts[1::2], parts[2::2]))
 
 
 def test_views_and_cookbook_answer_on_a_logged_run():

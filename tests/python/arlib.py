@@ -165,6 +165,23 @@ def decode_record(blob):
     return items
 
 
+def read_sql(name):
+    """The text of sql/NAME."""
+    with open(os.path.join(ROOT, "sql", name), encoding="utf-8") as f:
+        return f.read()
+
+
+def recipes():
+    """{name: sql} of sql/queries.sql's '-- name:' recipes: each recipe's
+    first statement, its comment lines dropped."""
+    parts = re.split(r"^-- name: (\w+)\n", read_sql("queries.sql"), flags=re.M)
+    out = {}
+    for name, body in zip(parts[1::2], parts[2::2]):
+        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
+        out[name] = code.split(";")[0].strip() + ";"
+    return out
+
+
 def one(con, sql, *args):
     """The single value a query returns."""
     return con.execute(sql, args).fetchone()[0]

@@ -37,7 +37,7 @@ import threading
 import time
 
 import numpy as np
-from arlib import ROOT, connect, record_bytes
+from arlib import ROOT, connect, read_sql, recipes, record_bytes
 
 EXAMPLES = os.path.join(ROOT, "examples")
 ROUNDS, CLIENTS = 6, ("a", "b")
@@ -45,23 +45,8 @@ BIG = 4 * 1024 * 1024  # float32 elements of the big layer: a 16 MB record
 FORBIDDEN = ("MATERIALIZE", "SETUP", "RECURSIVE STEP", "AUTOMATIC", "USE TEMP B-TREE")
 
 
-def read_sql(name):
-    with open(os.path.join(ROOT, "sql", name), encoding="utf-8") as f:
-        return f.read()
-
-
 def views():
     return re.findall(r"CREATE VIEW IF NOT EXISTS (\w+) AS", read_sql("views.sql"))
-
-
-def recipes():
-    text = read_sql("queries.sql")
-    parts = re.split(r"^-- name: (\w+)\n", text, flags=re.M)
-    out = {}
-    for name, body in zip(parts[1::2], parts[2::2]):
-        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
-        out[name] = code.split(";")[0].strip() + ";"
-    return out
 
 
 def plot_queries():

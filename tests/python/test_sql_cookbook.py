@@ -13,26 +13,10 @@ import sqlite3
 import tempfile
 
 import numpy as np
-from arlib import ROOT, connect, decode_record, load_npy, npy_bytes, record_bytes
+from arlib import connect, decode_record, load_npy, npy_bytes, read_sql, recipes, record_bytes
 
 CLIENTS = {"alice": 120, "bob": 80, "carol": 200, "mallory": 50}
 ROUNDS = 3
-
-
-def read_sql(name):
-    with open(os.path.join(ROOT, "sql", name), encoding="utf-8") as f:
-        return f.read()
-
-
-def recipes():
-    """{name: sql} from queries.sql's '-- name:' sections (comments kept)."""
-    text = read_sql("queries.sql")
-    parts = re.split(r"^-- name: (\w+)\n", text, flags=re.M)
-    out = {}
-    for name, body in zip(parts[1::2], parts[2::2]):
-        code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--"))
-        out[name] = code.split(";")[0].strip() + ";"
-    return out
 
 
 def model(rng, scale=1.0):
