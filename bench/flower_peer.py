@@ -139,22 +139,26 @@ def aggregate(op, contents, req):
     raise ValueError(f"unknown op {op}")
 
 
+def timed_distances(contents, t):
+    """select_multikrum's compute_distances (loads, concatenate, stack, then
+    the Gram form), its copies timed apart from its arithmetic, the clock
+    started at t: (distance matrix, copy seconds, arithmetic seconds)."""
+    flat = np.stack([np.concatenate(c["arrays"].to_numpy_ndarrays(), axis=None).ravel() for c in contents], axis=0)
+    copy = clock() - t
+    t = clock()
+    norms = np.square(flat).sum(axis=1)
+    dist = norms[:, None] + norms[None, :] - 2 * flat @ flat.T
+    return dist, copy, clock() - t
+
+
 def split(op, contents, req):
     """The aggregate again on freshly parsed contents, its copies timed apart
     from its arithmetic: (copy seconds, arithmetic seconds)."""
     copy = arith = 0.0
     t = clock()
     if op in ("fedavg", "krum"):
-        if op == "krum":  # select_multikrum's compute_distances: loads, concatenate, stack
-            flat = np.stack(
-                [np.concatenate(c["arrays"].to_numpy_ndarrays(), axis=None).ravel() for c in contents], axis=0
-            )
-            copy += clock() - t
-            t = clock()
-            norms = np.square(flat).sum(axis=1)
-            dist = norms[:, None] + norms[None, :] - 2 * flat @ flat.T
-            arith += clock() - t
-            del flat
+        if op == "krum":
+            dist, copy, arith = timed_distances(contents, t)
             chosen = select_multikrum_from(dist, req["f"], req.get("k", 1))
             contents = [contents[i] for i in chosen]
             t = clock()
@@ -185,13 +189,7 @@ def split(op, contents, req):
         f = req["f"]
         theta = len(contents) - 2 * f
         beta = theta - 2 * f
-        flat = np.stack([np.concatenate(c["arrays"].to_numpy_ndarrays(), axis=None).ravel() for c in contents], axis=0)
-        copy += clock() - t
-        t = clock()
-        norms = np.square(flat).sum(axis=1)
-        dist = norms[:, None] + norms[None, :] - 2 * flat @ flat.T
-        arith += clock() - t
-        del flat
+        dist, copy, arith = timed_distances(contents, t)
         chosen = select_multikrum_from(dist, f, theta)
         t = clock()
         nd = [contents[i]["arrays"].to_numpy_ndarrays(keep_input=False) for i in chosen]
