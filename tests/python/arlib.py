@@ -314,3 +314,16 @@ def _nan_equal(a, b):
         and np.array_equal(sign(a.real), sign(b.real))
         and np.array_equal(sign(np.imag(a)), sign(np.imag(b)))
     )
+
+
+def small_cnn(torch):
+    """A small conv net with a BatchNorm (parameters and buffers, int64
+    num_batches_tracked among them) for the PyTorch tests; torch is passed in
+    because it is optional."""
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 6 * 6, 5),
+    )

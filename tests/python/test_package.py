@@ -19,7 +19,7 @@ import tempfile
 import time
 
 import numpy as np
-from arlib import EXT, ROOT, npy_bytes, record_bytes
+from arlib import EXT, ROOT, npy_bytes, record_bytes, small_cnn
 from arlib import connect as ar_connect
 from runner import Skip
 
@@ -206,16 +206,7 @@ def test_torch_state_dict_roundtrip():
         raise Skip("torch is missing: install it with 'apt-get install -y python3-torch'") from None
     torch.manual_seed(0)
 
-    def model():
-        return torch.nn.Sequential(
-            torch.nn.Conv2d(3, 4, 3),
-            torch.nn.BatchNorm2d(4),
-            torch.nn.ReLU(),
-            torch.nn.Flatten(),
-            torch.nn.Linear(4 * 6 * 6, 5),
-        )
-
-    net = model()
+    net = small_cnn(torch)
     net.train()
     x = torch.randn(2, 3, 8, 8)
     net(x)  # BatchNorm's running stats and num_batches_tracked (int64) move
@@ -224,7 +215,7 @@ def test_torch_state_dict_roundtrip():
     assert sd["1.num_batches_tracked"].dtype == torch.int64
     rec = sar.from_state_dict(sd)
     assert sar.from_record(rec)["0.weight"].dtype == np.float32
-    fresh = model()
+    fresh = small_cnn(torch)
     fresh.load_state_dict(sar.to_state_dict(rec))
     fresh.eval()
     assert torch.equal(net(x), fresh(x))

@@ -14,7 +14,7 @@ import os
 import sys
 
 import numpy as np
-from arlib import EXT, ROOT, record_bytes
+from arlib import EXT, ROOT, record_bytes, small_cnn
 from arlib import connect as ar_connect
 from runner import Skip
 
@@ -40,16 +40,6 @@ def error_of(fn, *args, **kw):
     raise AssertionError(f"no error from {fn.__name__}{args}")
 
 
-def cnn(torch):
-    return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 4, 3),
-        torch.nn.BatchNorm2d(4),
-        torch.nn.ReLU(),
-        torch.nn.Flatten(),
-        torch.nn.Linear(4 * 6 * 6, 5),
-    )
-
-
 def test_fedavg_of_batchnorm_counters_reloads_as_int64():
     torch = need_torch()
     torch.manual_seed(1)
@@ -62,7 +52,7 @@ def test_fedavg_of_batchnorm_counters_reloads_as_int64():
     cases[(1, 0, 3)] = 4  # 3.75
     states = []
     for n in steps:
-        net = cnn(torch)
+        net = small_cnn(torch)
         net.train()
         for _ in range(n):
             net(torch.randn(2, 3, 8, 8))
@@ -70,7 +60,7 @@ def test_fedavg_of_batchnorm_counters_reloads_as_int64():
     assert [s["1.num_batches_tracked"].item() for s in states] == list(steps)
     con = ar_connect()
     con.execute("CREATE TABLE u(rec BLOB, n INTEGER)")
-    like = cnn(torch).state_dict()
+    like = small_cnn(torch).state_dict()
     for weights, expected_count in cases.items():
         con.execute("DELETE FROM u")
         con.executemany("INSERT INTO u VALUES (?, ?)", [(sar.from_state_dict(s), w) for s, w in zip(states, weights)])
@@ -87,11 +77,11 @@ def test_fedavg_of_batchnorm_counters_reloads_as_int64():
         # the float32 arrays are ar_mean's own bytes, not recast
         for key in ("0.weight", "1.running_mean", "1.running_var"):
             assert back[key].numpy().tobytes() == as_stored[key].numpy().tobytes(), key
-        fresh = cnn(torch)
+        fresh = small_cnn(torch)
         fresh.load_state_dict(back, strict=True)
         assert fresh.state_dict()["1.num_batches_tracked"].item() == expected_count
         # what load_state_dict does on its own: a truncating copy into int64
-        plain = cnn(torch)
+        plain = small_cnn(torch)
         plain.load_state_dict(as_stored, strict=True)
         assert plain.state_dict()["1.num_batches_tracked"].item() == int(mean), (weights, mean)
 
@@ -247,7 +237,7 @@ def test_keys_and_shapes_must_match_like():
     assert error_of(sar.to_state_dict, broken, like={"w": torch.zeros(3)}) == (
         "ValueError: to_state_dict: key 'w' has shape (2,) in the record but (3,) in like"
     )
-    net = cnn(torch)
+    net = small_cnn(torch)
     good = sar.from_state_dict(net.state_dict())
     # a module is not a state_dict
     assert error_of(sar.to_state_dict, good, like=net) == (
