@@ -518,11 +518,7 @@ class LoggingStrategy(Strategy):
         return messages
 
     def aggregate_train(self, server_round, replies):
-        messages, arrays, sent_at = self._pending
-        self._timed("train_replies", sent_at)
-        replies = list(replies)
-        self._log_instructions("train", messages, arrays)
-        self._log_replies("train", replies)
+        replies = self._take_replies("train", replies)
         t = time.perf_counter()
         agg_arrays, agg_metrics = self.strategy.aggregate_train(server_round + self._offset, replies)
         self._timed("aggregate_train", t)
@@ -533,6 +529,16 @@ class LoggingStrategy(Strategy):
             self._round["result"]["train"] = agg_metrics
         return agg_arrays, agg_metrics
 
+    def _take_replies(self, phase, replies):
+        """The replies to the instructions configure_<phase> sent, as a list:
+        the wait for them timed, instructions and replies logged."""
+        messages, arrays, sent_at = self._pending
+        self._timed(phase + "_replies", sent_at)
+        replies = list(replies)
+        self._log_instructions(phase, messages, arrays)
+        self._log_replies(phase, replies)
+        return replies
+
     def configure_evaluate(self, server_round, arrays, config, grid):
         t = time.perf_counter()
         messages = list(self.strategy.configure_evaluate(server_round + self._offset, arrays, config, grid))
@@ -541,11 +547,7 @@ class LoggingStrategy(Strategy):
         return messages
 
     def aggregate_evaluate(self, server_round, replies):
-        messages, arrays, sent_at = self._pending
-        self._timed("evaluate_replies", sent_at)
-        replies = list(replies)
-        self._log_instructions("evaluate", messages, arrays)
-        self._log_replies("evaluate", replies)
+        replies = self._take_replies("evaluate", replies)
         t = time.perf_counter()
         metrics = self.strategy.aggregate_evaluate(server_round + self._offset, replies)
         self._timed("aggregate_evaluate", t)
