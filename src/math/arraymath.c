@@ -953,6 +953,34 @@ void am_axpy_keep(const npy_array *a, int fortran, double w, int mode, double ke
   acc_run(&j, scratch);
 }
 
+typedef struct rows_mean_job {
+  dt_type t, out;
+  const unsigned char *const *rows;
+  const double *w;
+  size_t nrows;
+  double div;
+  unsigned char *dst;
+} rows_mean_job;
+
+static void rows_mean_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  const rows_mean_job *j = ctx;
+  size_t in = dt_size(j->t), os = dt_size(j->out), r, m;
+  double *acc = (double *)(void *)scratch; /* KN_BLOCK doubles */
+  uint64_t pos;
+  for (pos = begin; pos < end; pos += m) {
+    m = block_len(end, pos);
+    for (r = 0; r < j->nrows; r++)
+      kn_axpy(j->t, j->rows[r] + pos * in, j->w[r], acc, m, r ? KN_ACC_ADD : KN_ACC_SET, 1.0);
+    kn_div_store(j->out, acc, 0, j->div, j->dst + pos * os, m);
+  }
+}
+
+void am_rows_mean(dt_type t, const unsigned char *const *rows, const double *w, size_t nrows, double div, dt_type out,
+                  void *dst, uint64_t n, unsigned char *scratch) {
+  rows_mean_job j = {t, out, rows, w, nrows, div, (unsigned char *)dst};
+  pool_run(n, KN_BLOCK, rows_mean_range, &j, scratch);
+}
+
 void am_add_int(const npy_array *a, int fortran, int64_t *acc, int first, unsigned char *scratch) {
   acc_job j = {ACC_INT, 0, 0, 0, NULL, 0, 0, NULL};
   j.fortran = fortran;

@@ -193,5 +193,16 @@ void am_elem_minmax(const npy_array *a, int fortran, unsigned char *acc, int wan
                     unsigned char *scratch);
 /* a's elements, native byte order, in the given order, into dst. */
 void am_copy_native(const npy_array *a, int fortran, unsigned char *dst, unsigned char *scratch);
+/* dst (n elements of type out, native order) = the weighted mean of nrows
+** rows of n contiguous native elements of real type t (rows[r], weight
+** w[r]) as a row-by-row accumulation computes it: acc = w[0] * x0, then
+** acc + w[r] * xr for each row in order (am_axpy's roundings), then acc /
+** div rounded once to out (kn_div_store). The same operations on every
+** element, so the same bits, but a block of elements at a time through all
+** the rows: the block's accumulator stays in L1 instead of a whole array of
+** doubles going to memory and back once per row. Blocks are shared among the
+** pool's threads. nrows >= 1; scratch holds AM_SCRATCH bytes. */
+void am_rows_mean(dt_type t, const unsigned char *const *rows, const double *w, size_t nrows, double div, dt_type out,
+                  void *dst, uint64_t n, unsigned char *scratch);
 
 #endif

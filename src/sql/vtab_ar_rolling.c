@@ -18,23 +18,28 @@
 ** how many of them have a non-NULL record, rec their mean (NULL when none
 ** has). A NULL query or frame gives no rows.
 **
-** The mean is ar_mean's own: each frame is stepped through an internal
-** statement SELECT ar_mean(column1, column2) FROM (VALUES (?, ?), ...) of
-** as many rows as the frame holds (one statement per fill count, prepared
-** when the count changes), the frame's BLOBs bound SQLITE_STATIC in frame
-** order. SQLite passes bound values through the VALUES co-routine and into
-** the aggregate without copying (OP_Variable and OP_Copy copy a static
-** value's pointer), so each frame costs ar_mean's reading and arithmetic
-** over its rows and nothing more; the result is ar_mean's BLOB, copied
-** once by xColumn. The values equal the plain ar_mean of each frame bit
-** for bit, as a correlated subquery per row gives them.
+** The mean is ar_mean's, bit for bit, as a correlated subquery per row
+** gives it, by one of two paths. The usual frame (records of float32 or
+** float64 arrays in C order, the same keys in the same order in every row,
+** numeric weights) is computed from its rows at once by
+** rolling_direct_mean (rolling_direct.c): ar_mean's operations in ar_mean's
+** order, a block of elements at a time through every row, the result
+** written once into the BLOB handed to SQLite. Any other frame is stepped
+** through ar_mean itself, by an internal statement SELECT ar_mean(column1,
+** column2) FROM (VALUES (?, ?), ...) of as many rows as the frame holds (one
+** statement per fill count, prepared when the count changes), the frame's
+** BLOBs bound SQLITE_STATIC in frame order. SQLite passes bound values
+** through the VALUES co-routine and into the aggregate without copying
+** (OP_Variable and OP_Copy copy a static value's pointer); the result is
+** ar_mean's BLOB, copied once by xColumn. ar_mean's messages come from that
+** path, as the direct one declines every frame ar_mean would refuse.
 **
 ** Memory: the frame - 1 rows before the current one are copied into a ring
 ** of buffers reused row after row (a buffer grows only for a larger
 ** record), the current row is bound straight from the query's column, so
-** about frame x record size is held, plus ar_mean's accumulators and
-** result. A frame's mean is computed when its rec is first read, so
-** position, label and rows never run the arithmetic. The fill count is
+** about frame x record size is held, plus the result (and ar_mean's
+** accumulators on its path). A frame's mean is computed when its rec is
+** read, so position, label and rows never run the arithmetic. The fill count is
 ** capped by SQLITE_LIMIT_VARIABLE_NUMBER (two parameters a row with
 ** weights).
 **
@@ -44,8 +49,9 @@
 ** in row 5". Running arbitrary SQL, the table is not innocuous (the schema
 ** cannot use it under trusted_schema=OFF).
 */
-#include "sql/sql_util.h"
+#include "sql/rolling_direct.h"
 #include "sql/sql_modules.h"
+#include "sql/sql_util.h"
 SQLITE_EXTENSION_INIT3
 
 #include <ctype.h>
@@ -538,6 +544,38 @@ static int compute(rolling_cursor *cur, sqlite3_context *ctx) {
   return 0;
 }
 
+/* A frame row for rolling_direct_mean: a ring row, or the query's current
+** row when row is NULL. */
+static void direct_in(rolling_in *d, const rolling_row *row, sqlite3_stmt *query, int ncols) {
+  if (row) {
+    d->rec_type = row->rec.type;
+    d->p = row->rec.p;
+    d->n = row->rec.n;
+    d->w_type = ncols > 1 ? row->weight.type : SQLITE_INTEGER;
+    d->w = d->w_type == SQLITE_INTEGER ? (ncols > 1 ? (double)row->weight.i : 1.0) : row->weight.d;
+    if (d->rec_type == SQLITE_BLOB && row->rec.other) d->rec_type = SQLITE_TEXT; /* not kept as a record */
+    return;
+  }
+  d->rec_type = sqlite3_column_type(query, 0);
+  d->p = d->rec_type == SQLITE_BLOB ? sqlite3_column_blob(query, 0) : NULL;
+  d->n = d->rec_type == SQLITE_BLOB ? (uint64_t)sqlite3_column_bytes(query, 0) : 0;
+  if (d->rec_type == SQLITE_BLOB && d->n && !d->p) d->rec_type = SQLITE_TEXT; /* out of memory: let ar_mean say */
+  d->w_type = ncols > 1 ? sqlite3_column_type(query, 1) : SQLITE_INTEGER;
+  d->w = ncols > 1 ? sqlite3_column_double(query, 1) : 1.0;
+}
+
+/* The frame's mean by rolling_direct_mean; 1 when it is on ctx. */
+static int direct(rolling_cursor *cur, sqlite3_context *ctx) {
+  int j, n = (int)frame_rows(cur), taken;
+  rolling_in *in = codec_malloc((uint64_t)n * sizeof(*in));
+  if (!in) return 0; /* ar_mean's way then */
+  for (j = 0; j < n - 1; j++) direct_in(&in[j], &cur->ring[(cur->head + j) % cur->ring_n], NULL, cur->ncols);
+  direct_in(&in[n - 1], NULL, cur->query, cur->ncols);
+  taken = rolling_direct_mean(ctx, in, n);
+  codec_free(in);
+  return taken;
+}
+
 static int rolling_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) {
   rolling_cursor *cur = (rolling_cursor *)base;
   switch (col) {
@@ -553,6 +591,9 @@ static int rolling_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c
       break;
     }
     case COL_REC:
+      /* Computed at each read: the direct path hands its BLOB to SQLite
+      ** without a copy, so there is nothing kept to read twice. */
+      if (!cur->computed && direct(cur, ctx)) break;
       if (compute(cur, ctx)) sqlite3_result_value(ctx, sqlite3_column_value(cur->mean, 0));
       break;
     case COL_QUERY: sqlite3_result_value(ctx, cur->arg_query); break;

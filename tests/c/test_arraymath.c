@@ -8,9 +8,12 @@
 */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec/array.h"
 #include "math/arraymath.h"
+#include "math/kernels.h"
+#include "math/pool.h"
 #include "unit.h"
 
 /* A parsed .npy made from a payload given in storage order. */
@@ -300,4 +303,69 @@ TEST(arraymath_scratch_allocation_failure) {
   unit_fail_alloc_after(0);
   CHECK(am_scratch() == NULL);
   CHECK(unit_alloc_failed());
+}
+
+/* am_rows_mean against ar_mean's own steps over whole arrays (sql_aggregate.c:
+** the first row kept, weighted when the second comes as keep * acc + w * x,
+** then acc + w * x, a single row weighted at the end; then kn_div_store), on
+** values of many magnitudes with NaN and infinities, float32 and float64,
+** 1 to 5 rows, lengths around the block size, one and two threads. */
+TEST(arraymath_rows_mean_is_ar_means_arithmetic) {
+  enum { ROWS = 5, LEN = 3 * KN_BLOCK + 7 };
+  static double x64[ROWS][LEN], acc[LEN];
+  static float x32[ROWS][LEN];
+  static unsigned char got[LEN * 8], want[LEN * 8];
+  const unsigned char *rows[ROWS];
+  double w[ROWS] = {3, 0.1, -2.5, 7.25, 1e-3}, total;
+  unsigned char *scratch = am_scratch();
+  int before = pool_configure(0, 0), th, f, nrows, r, lens[] = {1, KN_BLOCK - 1, KN_BLOCK, LEN};
+  uint64_t min_before = pool_min_elements(), e;
+  size_t li;
+  unsigned seed = 12345;
+  int made = 1, same = 1; /* checked after the cleanup: CHECK returns */
+  CHECK(scratch != NULL);
+  for (r = 0; r < ROWS; r++)
+    for (e = 0; e < LEN; e++) {
+      seed = seed * 1103515245u + 12345u;
+      x64[r][e] = ((double)(seed >> 8) / 16777216.0 - 0.5) * pow(10.0, (double)((int)(seed % 61) - 30));
+      if (e == 17 && r == 1) x64[r][e] = NAN;
+      if (e == 40 && r == 2) x64[r][e] = INFINITY;
+      x32[r][e] = (float)x64[r][e];
+    }
+  for (th = 1; th <= 2; th++) {
+    pool_configure(th, 1);
+    for (f = 0; f < 2; f++) {
+      dt_type t = f ? DT_FLOAT64 : DT_FLOAT32;
+      size_t size = f ? 8 : 4;
+      for (nrows = 1; nrows <= ROWS; nrows++)
+        for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+          int64_t shape[1];
+          test_array ta;
+          uint64_t n = (uint64_t)lens[li];
+          shape[0] = (int64_t)n;
+          total = 0;
+          for (r = 0; r < nrows; r++) {
+            rows[r] = f ? (const unsigned char *)x64[r] : (const unsigned char *)x32[r];
+            made &= make_array(&ta, dt_native(t), 1, shape, 0, rows[r], n * size);
+            if (r == 0)
+              am_axpy_keep(&ta.a, 0, 1.0, KN_ACC_SET, 1.0, acc, scratch);
+            else if (r == 1)
+              am_axpy_keep(&ta.a, 0, w[1], KN_ACC_KEEP, w[0], acc, scratch);
+            else
+              am_axpy(&ta.a, 0, w[r], acc, 0, scratch);
+            buf_free(&ta.file);
+            total += w[r];
+          }
+          if (nrows == 1)
+            for (e = 0; e < n; e++) acc[e] = w[0] * acc[e];
+          kn_div_store(t, acc, 0, total, want, (size_t)n);
+          am_rows_mean(t, rows, w, (size_t)nrows, total, t, got, n, scratch);
+          same &= memcmp(got, want, (size_t)n * size) == 0;
+        }
+    }
+  }
+  pool_configure(before, min_before);
+  codec_free(scratch);
+  CHECK(made);
+  CHECK(same);
 }
