@@ -50,9 +50,9 @@ static int plain_float(const npy_array *a) {
          a->numel > 0;
 }
 
-/* Row r's record (in bytes p[0..n)) matches the first record: same keys in
-** the same order, arrays of the same dtype and shape; its payloads go to
-** ptrs. 1 when it does. */
+/* Row r's record (in bytes p[0..n), r >= 1) matches the first record: same
+** keys in the same order, arrays of the same dtype and shape; its payloads go
+** to ptrs. 1 when it does. */
 static int frame_row(direct_frame *f, int r, const unsigned char *p, uint64_t n) {
   record_t rec;
   codec_err err;
@@ -96,11 +96,14 @@ static int frame_read(direct_frame *f, const rolling_in *in, int n) {
   f->arrays = codec_malloc((uint64_t)f->nk * sizeof(npy_array));
   f->ptrs = codec_malloc((uint64_t)f->nk * (uint64_t)f->nr * sizeof(*f->ptrs));
   if (!f->arrays || !f->ptrs) return 0;
-  for (k = 0; k < f->nk; k++)
+  for (k = 0; k < f->nk; k++) {
     if (array_open(&f->first.items[k], k, &f->arrays[k], &err) != CODEC_OK || !plain_float(&f->arrays[k])) return 0;
+    f->ptrs[(size_t)k * (size_t)f->nr] = f->arrays[k].data; /* row 0 is the first record */
+  }
   for (i = 0, r = 0; i < n; i++) {
     if (in[i].rec_type == SQLITE_NULL) continue;
-    if (!frame_row(f, r++, in[i].p, in[i].n)) return 0;
+    if (r > 0 && !frame_row(f, r, in[i].p, in[i].n)) return 0;
+    r++;
   }
   return 1;
 }

@@ -547,13 +547,12 @@ static int compute(rolling_cursor *cur, sqlite3_context *ctx) {
 /* A frame row for rolling_direct_mean: a ring row, or the query's current
 ** row when row is NULL. */
 static void direct_in(rolling_in *d, const rolling_row *row, sqlite3_stmt *query, int ncols) {
-  if (row) {
+  if (row) { /* a kept record's BLOB is in rec.p, its number weight inline (kept_set) */
     d->rec_type = row->rec.type;
     d->p = row->rec.p;
     d->n = row->rec.n;
     d->w_type = ncols > 1 ? row->weight.type : SQLITE_INTEGER;
-    d->w = d->w_type == SQLITE_INTEGER ? (ncols > 1 ? (double)row->weight.i : 1.0) : row->weight.d;
-    if (d->rec_type == SQLITE_BLOB && row->rec.other) d->rec_type = SQLITE_TEXT; /* not kept as a record */
+    d->w = ncols < 2 ? 1.0 : d->w_type == SQLITE_INTEGER ? (double)row->weight.i : row->weight.d;
     return;
   }
   d->rec_type = sqlite3_column_type(query, 0);
