@@ -41,7 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "flower"))
 from stub_grid import StubGrid, quiet_flower, server_identity  # noqa: E402
 
-from sqlite_arrayrecord.flower import LoggingStrategy, _rd_bytes  # noqa: E402
+from sqlite_arrayrecord.flower import LoggingStrategy  # noqa: E402
+from sqlite_arrayrecord.flower._wire import rd_bytes as _rd_bytes  # noqa: E402
 
 
 def model(mb):

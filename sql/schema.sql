@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS runs (
   started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   config     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config)),  -- strategy, lr, epochs, ... (Flower: the run config)
   notes      TEXT,
-  flower_run_id INTEGER,                                 -- Flower's Context.run_id
+  flower_run_id INTEGER,                                 -- Flower's Context.run_id (the first; every one: flower_runs)
   strategy      TEXT,                                    -- the wrapped strategy's class, module.Class
   settings      TEXT CHECK (settings IS NULL OR json_valid(settings)),  -- its attributes, as JSON
   num_rounds    INTEGER,                                 -- the run's total (num_rounds of start)
@@ -52,7 +52,34 @@ CREATE TABLE IF NOT EXISTS runs (
   finished_at   TEXT                                     -- set when start() returns
 );
 
+-- Every Flower run (`flwr run`, a ServerApp's Context.run_id) that wrote to
+-- a logged run, in order: segment 1 started the run, each resumption adds
+-- one. first_round .. last_round are the complete rounds it logged (NULL:
+-- none, e.g. a resumption of a finished run); ended is 'running' while it
+-- runs, 'finished' when start() returned, 'failed' when it raised (error:
+-- the exception), 'interrupted' when its process died (set by the next
+-- resumption, which finds it still 'running'), 'unknown' for a run logged
+-- before this table existed (back-filled from runs.flower_run_id, the first
+-- Flower run only).
+CREATE TABLE IF NOT EXISTS flower_runs (
+  run           INTEGER NOT NULL REFERENCES runs(run) ON DELETE CASCADE,
+  segment       INTEGER NOT NULL CHECK (segment >= 1),
+  flower_run_id INTEGER,                                 -- Context.run_id; NULL without a Context
+  first_round   INTEGER,
+  last_round    INTEGER,
+  started_at    TEXT NOT NULL,
+  finished_at   TEXT,
+  ended         TEXT NOT NULL DEFAULT 'running'
+                CHECK (ended IN ('running', 'finished', 'failed', 'interrupted', 'unknown')),
+  error         TEXT,
+  PRIMARY KEY (run, segment)
+);
+
 -- The clients (Flower nodes or data partitions) that ever took part.
+-- The logger writes info = {"node_id": ...} and adds a stable label where
+-- Flower gives one: "name" (the SuperNode's registered name, NodeInfo.name)
+-- and "partition_id" (a reply carrying "partition-id" in a ConfigRecord or
+-- MetricRecord). Node ids change with every Flower run in simulation.
 CREATE TABLE IF NOT EXISTS clients (
   client TEXT PRIMARY KEY,
   info   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(info))        -- hardware, partition, ...

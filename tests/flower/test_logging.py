@@ -467,9 +467,11 @@ def test_resume_after_a_kill_is_bit_exact():
             assert con.execute("SELECT group_concat(round) FROM rounds").fetchone()[0] == "0,1,2,3", name
             assert con.execute("SELECT max(round) FROM replies").fetchone()[0] == 3, name
             con.close()
-        # resume every run, one process each
+        # resume every run, one process each (another Flower run: another run id)
         for name, (db, _, _, env) in zip(names, started):
-            subprocess.run([sys.executable, APP, db, name, name, "6", "--resume"], env=env, check=True)
+            subprocess.run(
+                [sys.executable, APP, db, name, name, "6", "--resume", "--run-id", "78"], env=env, check=True
+            )
         for name, (db, _, _, _) in zip(names, started):
             ref_db = os.path.join(tmp, name + ".ref.db")
             ref, _ = logging_app.main(ref_db, name, name, 6)
@@ -488,8 +490,33 @@ def test_resume_after_a_kill_is_bit_exact():
             q = "SELECT round, state FROM strategy_state"
             assert a.execute(q).fetchall() == b.execute(q).fetchall(), name
             # the resumed process's Result is the whole run's
-            resumed, _ = logging_app.main(db, name, name, 6, resume=True)  # all done: read from the database
+            resumed, _ = logging_app.main(db, name, name, 6, resume=True, run_id=79)  # all done: read from the database
             same_result(resumed, ref)
+            # every Flower run that wrote to it, with the rounds it logged and how it ended
+            segments = a.execute(
+                "SELECT segment, flower_run_id, first_round, last_round, ended, finished_at IS NOT NULL, error "
+                "FROM flower_runs ORDER BY segment"
+            ).fetchall()
+            assert segments == [
+                (1, 77, 0, 3, "interrupted", 0, None),
+                (2, 78, 4, 6, "finished", 1, None),
+                (3, 79, None, None, "finished", 1, None),
+            ], (name, segments)
+
+
+def same_values(x, y):
+    """Two dicts or lists of arrays and NumPy scalars with the same keys, and
+    values of the same type (ndarray or which scalar), dtype, shape and bits."""
+    kx, ky = (list(x), list(y)) if isinstance(x, dict) else (range(len(x)), range(len(y)))
+    if list(kx) != list(ky):
+        return False
+    return all(
+        type(x[k]) is type(y[k])
+        and x[k].dtype == y[k].dtype
+        and np.shape(x[k]) == np.shape(y[k])
+        and np.asarray(x[k]).tobytes() == np.asarray(y[k]).tobytes()
+        for k in kx
+    )
 
 
 def test_resume_in_process_restores_the_strategy_state():
@@ -497,7 +524,9 @@ def test_resume_in_process_restores_the_strategy_state():
     FedAdam's m_t, v_t and current_arrays, FedAvgM's momentum and a DP
     wrapper's (its current_arrays, the FedAdam it wraps, NumPy's generator
     its noise comes from) equal the uninterrupted run's, and so does the
-    Result."""
+    Result. The model has 0-d arrays (a BatchNorm counter, a 0-d float32),
+    so m_t, v_t and the momentum hold NumPy scalars beside arrays: each
+    comes back as the type it was."""
     makers = dict(logging_app.STRATEGIES)
     makers["DP(FedAdam)"] = lambda: DifferentialPrivacyServerSideFixedClipping(
         FedAdam(eta=0.05), noise_multiplier=0.5, clipping_norm=3.0, num_sampled_clients=4
@@ -516,10 +545,8 @@ def test_resume_in_process_restores_the_strategy_state():
             same_result(resumed, ref)
             for attr in ("m_t", "v_t", "current_arrays", "momentum_vector"):
                 x, y = getattr(s, attr, None), getattr(r, attr, None)
-                if isinstance(x, dict):
-                    assert list(x) == list(y) and all(x[k].tobytes() == y[k].tobytes() for k in x), (name, attr)
-                elif isinstance(x, list):
-                    assert all(a.tobytes() == b.tobytes() for a, b in zip(x, y)) and len(x) == len(y), (name, attr)
+                if isinstance(x, (dict, list)):
+                    assert same_values(x, y), (name, attr)
                 elif isinstance(x, ArrayRecord):
                     same_arrays(x, y)
                 else:
@@ -552,6 +579,99 @@ class CountingFedAvg(FedAvg):
         self.rounds_seen += 1
         self.last = {k: a.numpy() * 2 for k, a in arrays.items()}
         return arrays, metrics
+
+
+class ScalarsFedAvg(FedAvg):
+    """A user subclass whose state mixes NumPy scalars of every kind with
+    0-d and other arrays, in dicts, in lists and alone."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_key = None
+        self.history = None
+        self.alone = None
+        self.zero_d = None
+
+    def aggregate_train(self, server_round, replies):
+        arrays, metrics = super().aggregate_train(server_round, replies)
+        x = {k: a.numpy() for k, a in arrays.items()}
+        self.by_key = {k: 0.9 * v + server_round for k, v in x.items()}  # 0-d arrays become np.float64
+        self.history = [
+            np.float32(server_round / 3),
+            np.int16(-server_round),
+            np.complex64(1 + 2j),
+            np.bool_(server_round % 2),
+            np.zeros((2, 0)),
+            np.array(np.float16(0.1)),
+        ]
+        self.alone = np.uint64(2**64 - 1 - server_round)
+        self.zero_d = np.array(-0.0 * server_round, np.float64)
+        return arrays, metrics
+
+
+def test_state_keeps_numpy_scalars_and_0d_arrays():
+    """Every attribute comes back with its type (NumPy scalar or ndarray,
+    0-d ones too), dtype and bits: resumed after 2 rounds to 4, the state
+    equals an uninterrupted run's."""
+    from sqlite_arrayrecord.flower._state import restore_state, state_bytes
+
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = ScalarsFedAvg(), ScalarsFedAvg()
+        logging_app.main(os.path.join(tmp, "a.db"), "s", None, 2, strategy=a)
+        res, _ = logging_app.main(os.path.join(tmp, "a.db"), "s", None, 4, resume=True, strategy=b)
+        ref = ScalarsFedAvg()
+        want, _ = logging_app.main(os.path.join(tmp, "ref.db"), "s", None, 4, strategy=ref)
+        same_result(res, want)
+        assert isinstance(b.by_key["bn.num_batches_tracked"], np.float64), type(b.by_key["bn.num_batches_tracked"])
+        assert isinstance(b.by_key["fc.weight"], np.ndarray)
+        for attr in ("by_key", "history"):
+            assert same_values(getattr(b, attr), getattr(ref, attr)), attr
+        fresh = ScalarsFedAvg()
+        blob, unknown = state_bytes(ref)
+        assert unknown == [], unknown
+        restore_state(fresh, blob)
+        for attr in ("by_key", "history"):
+            assert same_values(getattr(fresh, attr), getattr(ref, attr)), attr
+        for attr in ("alone", "zero_d"):
+            x, y = getattr(fresh, attr), getattr(ref, attr)
+            assert type(x) is type(y) and x.dtype == y.dtype and np.asarray(x).tobytes() == np.asarray(y).tobytes()
+
+
+class OddStateFedAvg(FedAvg):
+    """A user subclass whose state the log cannot store, in several ways."""
+
+    def __init__(self):
+        super().__init__()
+        self.m_t = {"fc.weight": np.zeros(2), "bad": {1, 2}}
+        self.hist = [np.zeros(1), object()]
+        self.mixed = {"a": np.zeros(1), "b": 1.0}
+        self.keyed = {3: np.zeros(1)}
+        self.objs = np.array([None, 1], dtype=object)
+
+
+def test_unstorable_state_is_named_down_to_the_value():
+    """The message names the value the log cannot store, not its container:
+    m_t['bad'], hist[1]; a container when only the mix cannot be stored; an
+    object array (it would need pickling)."""
+    from sqlite_arrayrecord.flower._state import state_bytes
+
+    _, unknown = state_bytes(OddStateFedAvg())
+    assert unknown == [
+        "hist[1] (builtins.object)",
+        "keyed (builtins.dict with keys that are not strings)",
+        "m_t['bad'] (builtins.set)",
+        "mixed (builtins.dict holding arrays beside other values)",
+        "objs (numpy.ndarray)",
+    ], unknown
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "odd.db")
+        logging_app.main(db, "odd", None, 1, strategy=OddStateFedAvg())
+        try:
+            logging_app.main(db, "odd", None, 2, resume=True, strategy=OddStateFedAvg())
+            raise AssertionError("resumed a state that was not stored")
+        except ResumeError as e:
+            assert "includes hist[1] (builtins.object), keyed (builtins.dict with keys" in str(e), str(e)
+            assert "m_t['bad'] (builtins.set)" in str(e), str(e)
 
 
 def test_resume_refused_when_state_cannot_be_restored():
@@ -602,7 +722,8 @@ def test_resume_refused_when_state_cannot_be_restored():
 def test_errors_name_the_problem():
     for args, kw, words in (
         (("not a strategy", "x.db", "r"), {}, "strategy must be a flwr Strategy, got str"),
-        ((FedAvg(), "x.db", ""), {}, "run_name must be a non-empty string"),
+        ((FedAvg(), "x.db", ""), {}, "run_name must be a non-empty string (or None for a new name)"),
+        ((FedAvg(), "x.db"), {"resume": True}, "resume=True needs the run_name of the run to continue"),
         ((FedAvg(), "x.db", "r"), {"replies_every": -1}, "replies_every must be an integer >= 0, got -1"),
     ):
         try:
@@ -628,7 +749,8 @@ def test_the_loggers_encoder_writes_flowers_serde_bytes():
     of serde's two): byte-identical to recorddict_to_proto /
     array_record_to_proto for every dtype, 0-d, empty and large arrays,
     empty keys, empty records, metric and config records around them."""
-    from sqlite_arrayrecord.flower import _ar_bytes, _rd_bytes
+    from sqlite_arrayrecord.flower._wire import ar_bytes as _ar_bytes
+    from sqlite_arrayrecord.flower._wire import rd_bytes as _rd_bytes
 
     rng = np.random.default_rng(0)
     arrays = [
@@ -657,3 +779,204 @@ def test_the_loggers_encoder_writes_flowers_serde_bytes():
                 assert _rd_bytes(rd) == rd_bytes(rd), list(rd)
                 n += 1
     assert _rd_bytes(RecordDict()) == b"" and n == 40
+
+
+class FlakyGrid(StubGrid):
+    """A StubGrid whose link fails in round `fail_round`."""
+
+    def __init__(self, fail_round, **kw):
+        super().__init__(**kw)
+        self.fail_round = fail_round
+        self.round = 0
+
+    def push_messages(self, messages):
+        messages = list(messages)
+        if messages and messages[0].metadata.message_type == "train":
+            self.round += 1
+            if self.round == self.fail_round:
+                raise ConnectionError("the SuperLink went away")
+        return super().push_messages(messages)
+
+
+def test_a_failed_flower_run_is_recorded_and_resumed():
+    """start() raising in round 3 rolls round 3 back and records its Flower
+    run as 'failed' with the exception; the resumption continues from
+    round 2 to the end, bit for bit as an uninterrupted run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "f.db")
+        grid = FlakyGrid(3, run_id=77, nodes={n: logging_app.make_answer() for n in logging_app.NODES})
+        context = Context(run_id=77, node_id=1, node_config={}, state=RecordDict(), run_config={})
+        random.seed(1234)
+        np.random.seed(1234)
+        try:
+            with server_identity(grid), quiet_flower():
+                LoggingStrategy(logging_app.STRATEGIES["FedAdam"](), db, "f", context=context).start(
+                    grid=grid,
+                    initial_arrays=logging_app.initial_arrays(),
+                    num_rounds=5,
+                    train_config=ConfigRecord({"lr": 0.1}),
+                    evaluate_fn=logging_app.evaluate_fn,
+                )
+            raise AssertionError("the failing grid did not fail")
+        except ConnectionError:
+            pass
+        con = connect(db)
+        assert con.execute("SELECT group_concat(round) FROM rounds").fetchone()[0] == "0,1,2"
+        got = con.execute("SELECT segment, first_round, last_round, ended, error FROM flower_runs").fetchall()
+        assert got == [(1, 0, 2, "failed", "ConnectionError: the SuperLink went away")], got
+        # the failed process's generators ran on; a ServerApp starts afresh (main seeds them)
+        resumed, _ = logging_app.main(db, "f", "FedAdam", 5, resume=True, run_id=78)
+        ref, _ = logging_app.main(os.path.join(tmp, "ref.db"), "f", "FedAdam", 5)
+        same_result(resumed, ref)
+        got = con.execute("SELECT segment, flower_run_id, first_round, last_round, ended FROM flower_runs").fetchall()
+        assert got == [(1, 77, 0, 2, "failed"), (2, 78, 3, 5, "finished")], got
+
+
+class LogLines:
+    """Collects what Flower's logger says while the block runs."""
+
+    def __enter__(self):
+        import logging
+
+        self.lines = []
+        self.handler = logging.Handler()
+        self.handler.emit = lambda record: self.lines.append(record.getMessage())
+        self.logger = logging.getLogger("flwr")
+        self.logger.addHandler(self.handler)
+        self.level = self.logger.level
+        self.logger.setLevel(logging.INFO)
+        return self.lines
+
+    def __exit__(self, *exc):
+        self.logger.removeHandler(self.handler)
+        self.logger.setLevel(self.level)
+
+
+def test_run_name_is_optional():
+    """Without run_name a run gets a new name from the strategy's class and
+    Flower's run id (the UTC time without a Context), "-2" when taken,
+    said in the log with how to resume it; resume needs the name; resuming a
+    finished run says so and trains nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "n.db")
+        names = []
+        for _ in range(2):
+            grid = StubGrid(run_id=77, nodes={n: logging_app.make_answer() for n in logging_app.NODES})
+            context = Context(run_id=77, node_id=1, node_config={}, state=RecordDict(), run_config={})
+            s = LoggingStrategy(FedAvg(), db, context=context)
+            with server_identity(grid), LogLines() as lines:
+                s.start(grid=grid, initial_arrays=logging_app.initial_arrays(), num_rounds=1)
+            names.append(s.run_name)
+            said = [line for line in lines if line.startswith("LoggingStrategy: logging run")]
+            assert said == [
+                f"LoggingStrategy: logging run {s.run_name!r} into {db} (continue it with "
+                f"run_name={s.run_name!r}, resume=True)"
+            ], lines
+        assert names == ["FedAvg-77", "FedAvg-77-2"], names
+        grid = StubGrid(run_id=77, nodes={n: logging_app.make_answer() for n in logging_app.NODES})
+        s = LoggingStrategy(FedAvgM(), db)
+        with server_identity(grid), quiet_flower():
+            s.start(grid=grid, initial_arrays=logging_app.initial_arrays(), num_rounds=1)
+        assert re.fullmatch(r"FedAvgM-\d{8}T\d{6}Z", s.run_name), s.run_name
+        con = connect(db)
+        assert [r for (r,) in con.execute("SELECT name FROM runs ORDER BY run")] == names + [s.run_name]
+        # a finished run resumed: nothing trained, said so
+        grid = StubGrid(run_id=80, nodes={n: logging_app.make_answer() for n in logging_app.NODES})
+        with server_identity(grid), LogLines() as lines:
+            LoggingStrategy(FedAvg(), db, "FedAvg-77", resume=True).start(
+                grid=grid, initial_arrays=logging_app.initial_arrays(), num_rounds=1
+            )
+        assert (
+            "LoggingStrategy: run 'FedAvg-77' is complete (1 of 1 rounds): nothing to train; "
+            "returning its logged Result" in lines
+        ), lines
+        assert not grid.delivered
+        assert con.execute("SELECT count(*) FROM rounds WHERE run = 1").fetchone()[0] == 2
+
+
+def test_a_log_of_version_0_1_0_keeps_working():
+    """A database logged by version 0.1.0 (tests/data/logs, before
+    flower_runs): opened by today's logger it gets one flower_runs row per
+    run (its first Flower run id, its complete rounds, 'finished' or
+    'unknown'); its killed run resumes to the end bit for bit as an
+    uninterrupted run of today's logger, whose bytes equal the old logger's
+    (the finished run's rows); views answer."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "old.db")
+        shutil.copy(os.path.join(ROOT, "tests", "data", "logs", "logged-0.1.0.db"), db)
+        con = connect(db)
+        assert con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'flower_runs'").fetchone()[0] == 0
+        logging_app.main(db, "cut", "FedAvgM", 4, resume=True, batchnorm=False, run_id=78)
+        got = con.execute(
+            "SELECT run, segment, flower_run_id, first_round, last_round, ended, finished_at IS NOT NULL "
+            "FROM flower_runs ORDER BY run, segment"
+        ).fetchall()
+        assert got == [
+            (1, 1, 77, 0, 3, "finished", 1),
+            (2, 1, 77, 0, 2, "interrupted", 0),
+            (2, 2, 78, 3, 4, "finished", 1),
+        ], got
+        for name, strategy, rounds in (("done", "FedAdam", 3), ("cut", "FedAvgM", 4)):
+            ref_db = os.path.join(tmp, name + ".ref.db")
+            ref, _ = logging_app.main(ref_db, name, strategy, rounds, batchnorm=False)
+            same_result(read_result(db, name), ref)
+            b = connect(ref_db)
+            for q in (
+                "SELECT round, g.rec FROM global_models g JOIN runs USING (run) WHERE name = ? ORDER BY round",
+                "SELECT round, phase, pos, node_id, content FROM replies JOIN runs USING (run) WHERE name = ? "
+                "ORDER BY round, phase, pos",
+            ):
+                assert con.execute(q, (name,)).fetchall() == b.execute(q, (name,)).fetchall(), (name, q)
+            # the state as 0.1.0 wrote it: today's less its (empty) record of NumPy scalars
+            q = "SELECT round, s.state FROM strategy_state s JOIN runs USING (run) WHERE name = ?"
+            (r1, old), (r2, new) = con.execute(q, (name,)).fetchone(), b.execute(q, (name,)).fetchone()
+            old, new = rd_from(old), rd_from(new)
+            if name == "done":
+                assert list(new) == list(old)[:2] + ["_npscalars"] + list(old)[2:], (list(old), list(new))
+            assert r1 == r2 and all(old[k] == new[k] for k in old) and not new["_npscalars"], name
+        assert con.execute("SELECT count(*) FROM client_updates").fetchone()[0] == 4 * 7
+        assert con.execute("SELECT count(*) FROM round_fedavg").fetchone()[0] == 7
+
+
+def test_clients_get_their_stable_labels():
+    """clients.info keeps the node id and, where Flower gives one, a stable
+    label: the registered name of the node (NodeInfo.name) and the
+    partition-id a reply carries in a ConfigRecord or MetricRecord."""
+    from flwr.proto.node_pb2 import NodeInfo
+
+    class NamedGrid(StubGrid):
+        def get_nodes(self):
+            return [NodeInfo(node_id=n, name=f"site-{n}") if n != 104 else NodeInfo(node_id=n) for n in self.nodes]
+
+    def answer(node, msg):
+        rd = logging_app.make_answer()(node, msg)
+        if node in (101, 102):
+            rd["node"] = ConfigRecord({"partition-id": 7 if node == 101 else "b"})
+        return rd
+
+    def in_metrics(node, msg):  # every node's MetricRecords must have the same keys
+        rd = logging_app.make_answer()(node, msg)
+        rd["metrics"]["partition-id"] = node - 100
+        return rd
+
+    with tempfile.TemporaryDirectory() as tmp:
+        got = {}
+        for name, grid in (
+            ("a", NamedGrid(run_id=77, nodes={n: answer for n in logging_app.NODES})),
+            ("b", StubGrid(run_id=77, nodes={n: in_metrics for n in logging_app.NODES})),
+        ):
+            db = os.path.join(tmp, name + ".db")
+            with server_identity(grid), quiet_flower():
+                LoggingStrategy(FedAvg(), db, "l").start(
+                    grid=grid, initial_arrays=logging_app.initial_arrays(), num_rounds=2
+                )
+            got[name] = {c: json.loads(i) for c, i in connect(db).execute("SELECT client, info FROM clients")}
+        assert got["a"] == {
+            "101": {"node_id": 101, "name": "site-101", "partition_id": 7},
+            "102": {"node_id": 102, "name": "site-102", "partition_id": "b"},
+            "103": {"node_id": 103, "name": "site-103"},
+            "104": {"node_id": 104},
+        }, got
+        assert got["b"] == {str(n): {"node_id": n, "partition_id": n - 100} for n in logging_app.NODES}, got

@@ -2,11 +2,12 @@
 """The Python package's layout and its input checks.
 
 Layout: importing sqlite_arrayrecord (or any of its modules) imports
-neither torch nor flwr, no module but flower imports flwr (the flower
-module is not imported by the package, and imports flwr at its top), and the
-torch module imports torch inside its functions only; every public name is the same
-object in its module and at the top of the package, and the README's module
-table lists each module.
+neither torch nor flwr, no module but those of the flower package imports flwr
+(the flower package is not imported by the package, and imports flwr at its
+top), and the torch module imports torch inside its functions only; every
+public name is the same object in its module and at the top of the package
+(the flower package's: in their module and at the top of the flower
+package), and the README's module table lists each module.
 
 Checks: a NumPy item whose dtype or shape field disagrees with its .npy
 header is refused by from_record, from_recorddict and to_recorddict with
@@ -53,12 +54,19 @@ PACKAGE_ALL = (
 ).split()
 
 
-def package_modules():
-    return sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(PKG_DIR, "*.py")))
+# The flower package's public names, by the module that defines them, and
+# its private modules.
+FLOWER_LAYOUT = {"logging_strategy": ["LoggingStrategy"], "result": ["read_result"], "errors": ["ResumeError"]}
+FLOWER_PRIVATE = {"__init__", "_database", "_round_log", "_runs", "_state", "_wire"}
+
+
+def package_modules(sub=""):
+    """The modules of the package (or of its subpackage `sub`), by name."""
+    return sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(PKG_DIR, sub, "*.py")))
 
 
 def test_import_imports_neither_torch_nor_flwr():
-    imports = "; ".join(f"import sqlite_arrayrecord.{m}" for m in package_modules() if m not in ("__init__", "flower"))
+    imports = "; ".join(f"import sqlite_arrayrecord.{m}" for m in package_modules() if m != "__init__")
     script = (
         "import sys; import sqlite_arrayrecord; first = sorted(sys.modules); "
         + imports
@@ -88,12 +96,15 @@ def imported_modules(tree, top_level_only):
 
 
 def test_no_module_imports_flwr_and_torch_only_lazily():
+    for name in package_modules("flower"):
+        with open(os.path.join(PKG_DIR, "flower", name + ".py"), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        assert "torch" not in imported_modules(tree, False), name
+    with open(os.path.join(PKG_DIR, "flower", "logging_strategy.py"), encoding="utf-8") as f:
+        assert "flwr" in imported_modules(ast.parse(f.read()), True)  # the check sees its imports
     for name in package_modules():
         with open(os.path.join(PKG_DIR, name + ".py"), encoding="utf-8") as f:
             tree = ast.parse(f.read())
-        if name == "flower":
-            assert "flwr" in imported_modules(tree, True), name  # the check sees its imports
-            continue
         assert "flwr" not in imported_modules(tree, False), name
         assert "torch" not in imported_modules(tree, True), name
         if name != "torch":
@@ -104,7 +115,8 @@ def test_no_module_imports_flwr_and_torch_only_lazily():
 
 def test_public_names_in_their_module_and_the_package():
     assert sar.__all__ == PACKAGE_ALL
-    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "flower"}
+    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf"}
+    assert set(package_modules("flower")) == set(FLOWER_LAYOUT) | FLOWER_PRIVATE
     everything = []
     for modname, names in LAYOUT.items():
         mod = importlib.import_module("sqlite_arrayrecord." + modname)
@@ -122,8 +134,9 @@ def test_public_names_in_their_module_and_the_package():
     with open(os.path.join(PKG_SRC, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     layout = readme.split("## Modules", 1)[1].split("\n## ", 1)[0]
-    for modname in set(LAYOUT) | {"_protobuf", "flower"}:
+    for modname in set(LAYOUT) | {"_protobuf"} | set(FLOWER_LAYOUT) | FLOWER_PRIVATE - {"__init__"}:
         assert f"`{modname}.py`" in layout, modname
+    assert "| `flower/` |" in layout and "| `datasette/` |" in layout
     # its example runs and prints what its comment says
     (code,) = re.findall(r"```python\n(.*?)```", layout, re.S)
     out = io.StringIO()
