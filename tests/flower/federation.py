@@ -193,6 +193,7 @@ class Federation:
         self._stopped = False
         self._old_sigterm = None
         self._watchdog = None
+        self.connection = CONNECTION  # the name of the SuperLink connection in FLWR_HOME/config.toml
 
     # --- environment ---------------------------------------------------------------
 
@@ -265,8 +266,13 @@ class Federation:
             raise
 
     def _start(self):
+        self._prepare("federation.")
+        return self._start_links(free_ports(1 + len(self.node_configs)))
+
+    def _prepare(self, prefix):
+        """The folders, the environment, the watchdog and the SIGTERM handler."""
         if self._own_workdir:
-            self.workdir = tempfile.mkdtemp(prefix="federation.")
+            self.workdir = tempfile.mkdtemp(prefix=prefix)
         os.makedirs(self.workdir, exist_ok=True)
         self.home = os.path.join(self.workdir, "home")
         self.flwr_home = os.path.join(self.workdir, "flwr")
@@ -294,7 +300,7 @@ class Federation:
         if self._can_handle_signals() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_exit)
 
-        ports = free_ports(1 + len(self.node_configs))
+    def _start_links(self, ports):
         self.superlink_port, self.supernode_ports = ports[0], ports[1:]
         with open(os.path.join(self.flwr_home, "config.toml"), "w") as f:
             f.write(
@@ -417,7 +423,7 @@ class Federation:
         seconds for the run to end, calling poll() every poll_interval while
         it runs; on timeout stops the whole federation and raises
         FederationError."""
-        args = ["run", self.app, CONNECTION, "--stream"]
+        args = self._run_args()
         if run_config:
             args += ["--run-config", run_config if isinstance(run_config, str) else toml_overrides(run_config)]
         name = f"run{sum(k.startswith('run') for k in self.logs)}"  # run0, run1, ...
@@ -439,9 +445,12 @@ class Federation:
         status = self.run_status(run_id) if run_id is not None else None
         return RunResult(proc.returncode, run_id, status, log, seconds)
 
+    def _run_args(self):
+        return ["run", self.app, CONNECTION, "--stream"]
+
     def run_status(self, run_id):
         """The run's status as `flwr ls` tells it ("finished:completed", ...)."""
-        rc, out = self.flwr("ls", CONNECTION, "--run-id", str(run_id), "--format", "json")
+        rc, out = self.flwr("ls", self.connection, "--run-id", str(run_id), "--format", "json")
         try:
             runs = json.loads(out[out.index("{") :])["runs"]
             return next(r["status"] for r in runs if int(r["run-id"]) == run_id)

@@ -1,25 +1,31 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A real Flower 1.42 federation on this machine: examples/flower_app for 2
-rounds on 2 SuperNodes (tests/flower/federation.py starts and stops it).
+"""A real Flower 1.42 federation on this machine: examples/flower_app on 2
+SuperNodes (tests/flower/federation.py starts and stops it).
 
-The ServerApp wraps FedAvg in LoggingStrategy, which logs the run into a
-SQLite file (sql/schema.sql), and stores Flower's Result next to it. The
-test checks that each logged global model is rd_mean over that round's
-logged replies taken in their arrival order (ORDER BY pos), bit for bit, and
-the last one Result.arrays; that the logged metrics are Result's; that every
-view of sql/views.sql and every recipe of sql/queries.sql answers on the
-logged run. It replays the clients here, from each round's global model, and
-checks that the logged replies are theirs, that the next model is the FedAvg
-of their updates (ar_mean(rec, num_examples)); that Flower's own float32 FedAvg
-arithmetic gives the federation's bytes exactly (the run is deterministic);
-that the updates the SuperLink held in its object store mid-run, read with
-sql/superlink.sql, are the replayed ones; and that the ServerApp and the
-ClientApps used this checkout's package. Round 1 is held in flight (the
-app's hold-file, SuperNode 1 frozen): sql/superlink.sql's views show
-exactly its instructions and the one reply in, with the contents the
-ServerApp sent and SuperNode 0 computed; after the run, what the SuperLink
-keeps (runs, nodes, the series Context). The SuperLink database's schema is
-printed and saved to build/flower/superlink-schema.sql.
+FedAvg for 2 rounds: the ServerApp wraps FedAvg in LoggingStrategy, which
+logs the run into a SQLite file (sql/schema.sql), and stores Flower's Result
+next to it. The test checks that each logged global model is rd_mean over
+that round's logged replies taken in their arrival order (ORDER BY pos), bit
+for bit, and the last one Result.arrays; that the logged metrics are
+Result's; that every view of sql/views.sql and every recipe of
+sql/queries.sql answers on the logged run. It replays the clients here, from
+each round's global model, and checks that the logged replies are theirs,
+that the next model is the FedAvg of their updates (ar_mean(rec,
+num_examples)); that Flower's own float32 FedAvg arithmetic gives the
+federation's bytes exactly (the run is deterministic); that the updates the
+SuperLink held in its object store mid-run, read with sql/superlink.sql, are
+the replayed ones; and that the ServerApp and the ClientApps used this
+checkout's package. Round 1 is held in flight (the app's hold-file,
+SuperNode 1 frozen): sql/superlink.sql's views show exactly its instructions
+and the one reply in, with the contents the ServerApp sent and SuperNode 0
+computed; after the run, what the SuperLink keeps (runs, nodes, the series
+Context). The SuperLink database's schema is printed and saved to
+build/flower/superlink-schema.sql.
+
+The stateful strategies (FedAvgM, FedAdam, FedYogi, FedAdagrad, DP around
+FedYogi) on the app's BatchNorm model, the ServerApp killed once in each and
+resumed: every logged run bit for bit as the app uninterrupted. A SuperNode
+killed in round 2; stop() leaves no process behind.
 """
 
 import json
@@ -263,6 +269,7 @@ def _check_held_round(sar, held, task, rounds, replayed):
         {
             "arrays": ArrayRecord({k: Array(v) for k, v in arrays.items()}),
             "metrics": MetricRecord({"train-loss": loss, "num-examples": n}),
+            "node": ConfigRecord({"partition-id": pid}),
         }
     )
     assert res0["content"] == recorddict_to_proto(computed).SerializeToString()
@@ -519,7 +526,7 @@ def test_fedavg_two_rounds():
         assert [(run_id, "completed")] == fed.query(
             "SELECT run.run_id, sub_status FROM run JOIN task ON task_id = primary_task_id"
         )
-        name = f"flower-app-{run.run_id}"  # the ServerApp's default run-name
+        name = f"FedAvg-{run.run_id}"  # LoggingStrategy's default run name
         (logged_run, notes) = con.execute(
             "SELECT run, notes FROM runs WHERE name = ? AND flower_run_id = ?", (name, run_id)
         ).fetchone()
@@ -732,7 +739,7 @@ def test_supernode_killed_in_round_2():
             survivor = int(re.search(r"SuperNode ID: (\d+)", f.read()).group(1))
         con = sar.connect(db)
         try:
-            (logged_run,) = con.execute("SELECT run FROM runs WHERE name = ?", (f"flower-app-{run.run_id}",)).fetchone()
+            (logged_run,) = con.execute("SELECT run FROM runs WHERE name = ?", (f"FedAvg-{run.run_id}",)).fetchone()
             rows = con.execute(
                 "SELECT round, replies, errors, aggregated, finished_at IS NOT NULL, json_extract(timings, '$.train_replies')"
                 " FROM rounds WHERE run = ? ORDER BY round",
@@ -777,80 +784,199 @@ def test_supernode_killed_in_round_2():
     )
 
 
-def _fedavg_replayed(task, rounds):
-    """The global model after `rounds` rounds of the app's FedAvg, computed
-    here: the clients replayed, their arrays summed as Flower's FedAvg does
-    (value * (n / total), in float32; two terms, so in any order)."""
-    model = task.init_model(CONFIG["seed"])
-    for r in range(1, rounds + 1):
-        updates = _replay(task, model, r)
-        total = sum(n for _, _, n, _, _ in updates)
-        new = {}
-        for _, _, n, arrays, _ in updates:
-            for k, v in arrays.items():
-                new[k] = new[k] + v * (n / total) if k in new else v * (n / total)
-        model = new
-    return model
+STATEFUL = ("fedavgm", "fedadam", "fedyogi", "fedadagrad", "dp-fedyogi")
 
 
-def test_serverapp_killed_and_resumed():
-    """The ServerApp gets SIGKILL once round 1 of 3 is logged (its `flwr
-    run` is stopped too); a second `flwr run` with resume=true and the same
-    run-name continues the logged run from round 1 in the same database and
-    ends with the arrays an uninterrupted run gives (replayed here, as
-    test_fedavg_two_rounds shows the federation's bytes are), bit for bit."""
+def _state_without_python_random(blob):
+    """The strategy state's items, but Python's generator: in a ServerApp on
+    a real federation Flower itself draws from it (its heartbeats' and
+    retries' jitter), so it differs from run to run whatever the log does."""
+    from sqlite_arrayrecord.flower._wire import rd_from_bytes
+
+    rd = rd_from_bytes(blob)
+    out = {k: v for k, v in rd.items() if k != "_rng_arrays"}
+    out["numpy generator"] = rd["_rng_arrays"]["numpy"].numpy().tobytes()
+    return out
+
+
+def _logged_rows(sar, db, name):
+    """What a logged run holds that its resumption must reproduce: every
+    round's global model and result, the train replies' arrays, the state
+    (but Python's generator)."""
+    con = sar.connect(db)
+    try:
+        (run,) = con.execute("SELECT run FROM runs WHERE name = ?", (name,)).fetchone()
+        return {
+            "global_models": con.execute(
+                "SELECT round, rec FROM global_models WHERE run = ? ORDER BY round", (run,)
+            ).fetchall(),
+            "results": con.execute("SELECT round, result FROM rounds WHERE run = ? ORDER BY round", (run,)).fetchall(),
+            "updates": sorted(
+                con.execute("SELECT round, rec FROM client_updates WHERE run = ? ORDER BY round", (run,)).fetchall()
+            ),
+            "state": [
+                (r, _state_without_python_random(b))
+                for r, b in con.execute("SELECT round, state FROM strategy_state WHERE run = ?", (run,))
+            ],
+            "flower_result": con.execute("SELECT arrays FROM flower_result WHERE run = ?", (run,)).fetchall(),
+        }
+    finally:
+        con.close()
+
+
+def _app_in_process(db, run_config):
+    """examples/flower_app's ServerApp main() run here over a StubGrid whose
+    two nodes answer with the app's own ClientApp functions (partitions 0
+    and 1): the federation's arithmetic without the federation, for a
+    reference. run_config: the app's defaults (its pyproject.toml) updated."""
+    import tomllib
+    from flwr.app import Context, RecordDict
+    from stub_grid import StubGrid, quiet_flower, server_identity
+
+    _app()
+    from flower_app import client_app, server_app
+
+    with open(os.path.join(APP, "pyproject.toml"), "rb") as f:
+        config = dict(tomllib.load(f)["tool"]["flwr"]["app"]["config"], db=db, **run_config)
+
+    def node(pid):
+        context = Context(
+            run_id=1,
+            node_id=1,
+            node_config={"partition-id": pid, "num-partitions": NODES},
+            state=RecordDict(),
+            run_config=config,
+        )
+
+        def answer(_node, msg):
+            fn = client_app.train if msg.metadata.message_type == "train" else client_app.evaluate
+            return fn(msg, context).content
+
+        return answer
+
+    grid = StubGrid(run_id=1, nodes={101 + pid: node(pid) for pid in range(NODES)})
+    with server_identity(grid), quiet_flower():
+        server_app.main(grid, Context(run_id=1, node_id=1, node_config={}, state=RecordDict(), run_config=config))
+
+
+def test_stateful_strategies_killed_and_resumed_with_batchnorm():
+    """Every stateful strategy of Flower (FedAvgM, FedAdam, FedYogi,
+    FedAdagrad, FedYogi inside server-side DP clipping) on the app's model
+    with a BatchNorm layer (a 0-d int64 counter, a 0-d float32), one after
+    the other in one ServerApp, 2 rounds each: the ServerApp is killed with
+    SIGKILL as soon as a strategy has logged round 1, the Flower run stopped
+    (`flwr stop`), and `flwr run` started again with resume=true, until the
+    run ends. Every logged run ends bit for
+    bit as the same app run uninterrupted (here, in process, its ClientApp
+    functions answering: 2 replies add up alike in any order): global
+    models, results, updates, strategy state, Flower's Result. flower_runs
+    holds each Flower run that wrote to a logged run, in order, the killed
+    one 'interrupted', without gap or overlap; every client keeps its
+    partition as its label. Afterwards sql/superlink.sql's views list every
+    Flower run (ar_runs) and the two SuperNodes (ar_nodes) on the
+    SuperLink's own database."""
     import sqlite_arrayrecord as sar
+    from sqlite_arrayrecord.flower._wire import int64
 
-    task = _app()
-    rounds_total = 3
+    rounds = 2
+    config = dict(
+        CONFIG,
+        **{
+            "num-server-rounds": rounds,
+            "fraction-evaluate": 0.0,
+            "strategy": ",".join(STATEFUL),
+            "batchnorm": True,
+            "run-name": "bn",
+            "resume": True,
+        },
+    )
     t0 = time.monotonic()
     with Federation(APP, supernodes=NODES) as fed:
         db = os.path.join(fed.workdir, "run.db")
-        config = dict(
-            CONFIG, db=db, **{"num-server-rounds": rounds_total, "fraction-evaluate": 0.0, "run-name": "resumed"}
-        )
-        killed = []
+        killed, this_run = [], {}
 
         def poll():
-            if killed or not os.path.exists(db):
+            """SIGKILL to the ServerApp (and its `flwr run`) once a strategy
+            not killed yet has logged round 1."""
+            if this_run.get("killed") or not os.path.exists(db):
                 return
             try:
                 ro = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
                 try:
-                    done = ro.execute("SELECT max(round) FROM global_models").fetchone()[0]
+                    done = ro.execute(
+                        "SELECT name FROM runs JOIN rounds USING (run) WHERE round = 1 AND rounds.finished_at IS NOT NULL"
+                    ).fetchall()
                 finally:
                     ro.close()
             except sqlite3.Error:
                 return
-            if done is None or done < 1:
-                return
+            fresh = [n for (n,) in done if n not in killed]
             apps = [pid for pid, cmd in fed.processes().items() if "flwr-serverapp" in cmd]
+            if not fresh or not apps:
+                return
             for pid in apps:
                 os.kill(pid, signal.SIGKILL)
-            killed.append((done, apps))
-            os.killpg(fed.procs["run0"].pid, signal.SIGKILL)  # flwr run, streaming the killed run's log
+            killed.extend(fresh)
+            this_run["killed"] = True
+            current = max((k for k in fed.procs if k.startswith("run")), key=lambda k: int(k[3:]))
+            os.killpg(fed.procs[current].pid, signal.SIGKILL)  # flwr run, streaming the killed run's log
 
-        first = fed.run(config, timeout=120, poll=poll, poll_interval=0.1)
-        assert killed and killed[0][1], f"the ServerApp was not killed: {first!r}{fed.tails()}"
-        done_before = killed[0][0]
-        second = fed.run(dict(config, resume=True), timeout=240)
-        assert second.ok, f"{second!r}\n{second.log}{fed.tails()}"
-        assert "LoggingStrategy: resuming run 'resumed'" in second.log, second.log
-        con = sar.connect(db)
+        results = []
+        while len(results) <= len(STATEFUL):
+            this_run.clear()
+            res = fed.run(dict(config, db=db), timeout=240, poll=poll, poll_interval=0.1)
+            results.append(res)
+            if res.ok:
+                break
+            # the killed run stays 'running' for the SuperLink, and the
+            # SuperNodes wait about a minute on it unless it is stopped
+            rc, out = fed.flwr("stop", str(res.run_id), fed.connection)
+            assert rc == 0, out
+        assert results[-1].ok, f"{results[-1]!r}\n{results[-1].log}{fed.tails()}"
+        kept = _keep(db)
+        con = _views(sar, fed.snapshot(os.path.join(fed.workdir, "after.db")))
         try:
-            runs = con.execute("SELECT run, flower_run_id, num_rounds, finished_at IS NOT NULL FROM runs").fetchall()
-            rows = con.execute("SELECT round, replies, aggregated FROM rounds ORDER BY round").fetchall()
-            (last,) = con.execute("SELECT rec FROM global_models WHERE round = ?", (rounds_total,)).fetchone()
-            (result_arrays,) = con.execute("SELECT arrays FROM flower_result").fetchone()
+            listed = [int(r) for (r,) in con.execute("SELECT run_id FROM ar_runs")]
+            nodes = con.execute("SELECT count(*), min(status) FROM ar_nodes").fetchone()
         finally:
             con.close()
-    wall = time.monotonic() - t0
-    assert len(runs) == 1 and runs[0][2:] == (rounds_total, 1), runs
-    assert [r[0] for r in rows] == list(range(rounds_total + 1)) and all(r[1:] == (NODES, 1) for r in rows[1:]), rows
-    want = _record(_fedavg_replayed(task, rounds_total))
-    assert last == want, "the resumed run's last model is not the uninterrupted run's"
-    assert result_arrays == want, "the resumed run's Result.arrays is not the uninterrupted run's"
+    federation_seconds = time.monotonic() - t0
+    try:
+        assert sorted(killed) == sorted(f"bn-{s}" for s in STATEFUL), killed
+        ids = [r.run_id for r in results]
+        assert sorted(listed) == sorted(ids), (listed, ids)
+        assert nodes == (NODES, "online"), nodes
+        ref_db = kept + ".ref.db"
+        _app_in_process(ref_db, config)
+        ids64 = [int64(i) for i in ids]
+        con = sar.connect(kept)
+        try:
+            for s in STATEFUL:
+                name = f"bn-{s}"
+                assert _logged_rows(sar, kept, name) == _logged_rows(sar, ref_db, name), (
+                    f"{name}: not the uninterrupted run"
+                )
+                segments = con.execute(
+                    "SELECT f.flower_run_id, f.first_round, f.last_round, f.ended FROM flower_runs f "
+                    "JOIN runs USING (run) WHERE name = ? ORDER BY segment",
+                    (name,),
+                ).fetchall()
+                assert [e for *_, e in segments] == ["interrupted"] * (len(segments) - 1) + ["finished"], segments
+                assert segments[0][1] == 0 and segments[-1][2] == rounds, (name, segments)
+                assert all(a[2] + 1 == b[1] for a, b in zip(segments, segments[1:])), (name, segments)
+                seg_ids = [i for i, *_ in segments]  # Flower runs in the order they ran, each once
+                assert seg_ids == sorted(seg_ids, key=ids64.index) and len(set(seg_ids)) == len(seg_ids), segments
+            labels = con.execute("SELECT count(*), count(DISTINCT json_extract(info, '$.partition_id')) FROM clients")
+            assert labels.fetchone() == (NODES, NODES)  # deployment: the node ids stay, and so do the labels
+        finally:
+            con.close()
+    finally:
+        for path in (kept, kept + ".ref.db"):
+            if os.path.exists(path):
+                os.remove(path)
     print(
-        f"ServerApp killed after round {done_before} (first flwr run: {first!r}); resumed by a second flwr run"
-        f" ({second.seconds:.1f} s) to round {rounds_total}: the same final arrays, bit for bit; {wall:.1f} s in all"
+        f"{len(STATEFUL)} stateful strategies with BatchNorm, each killed after round 1 and resumed: "
+        f"{len(results)} flwr runs ({', '.join(f'{r.seconds:.0f}' for r in results)} s), every logged run bit for "
+        f"bit as the app uninterrupted; ar_runs lists the {len(ids)} Flower runs, ar_nodes the {NODES} SuperNodes; "
+        f"{federation_seconds:.1f} s in all"
     )

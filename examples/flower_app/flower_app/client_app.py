@@ -6,13 +6,15 @@ The partition comes from the SuperNode's node config, e.g.
 `flower-supernode ... --node-config "partition-id=0 num-partitions=2"`.
 A train reply holds the new arrays ("arrays") and a MetricRecord with
 "train-loss" and "num-examples" (FedAvg's weight); an evaluate reply holds
-"eval-loss", "eval-acc" and "num-examples".
+"eval-loss", "eval-acc" and "num-examples". Both carry the partition id in a
+ConfigRecord ("node"): the node's stable label, which LoggingStrategy keeps
+(clients.info), while node ids change with every run in simulation.
 """
 
 import importlib.util
 from logging import INFO
 
-from flwr.app import Array, ArrayRecord, Context, Message, MetricRecord, RecordDict
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.common.logger import log
 
@@ -26,8 +28,7 @@ def _partition(context):
 
 
 def _arrays(msg):
-    record = msg.content["arrays"]
-    return {k: record[k].numpy() for k in task.KEYS}
+    return {k: a.numpy() for k, a in msg.content["arrays"].items()}
 
 
 @app.train()
@@ -62,6 +63,7 @@ def train(msg: Message, context: Context) -> Message:
         {
             "arrays": ArrayRecord({k: Array(v) for k, v in arrays.items()}),
             "metrics": MetricRecord({"train-loss": loss, "num-examples": len(y)}),
+            "node": ConfigRecord({"partition-id": pid}),
         }
     )
     return Message(content=content, reply_to=msg)
@@ -73,4 +75,4 @@ def evaluate(msg: Message, context: Context) -> Message:
     x, y = task.load_partition(int(context.run_config["seed"]), pid, parts, "test")
     loss, accuracy = task.evaluate(_arrays(msg), x, y)
     metrics = MetricRecord({"eval-loss": loss, "eval-acc": accuracy, "num-examples": len(y)})
-    return Message(content=RecordDict({"metrics": metrics}), reply_to=msg)
+    return Message(content=RecordDict({"metrics": metrics, "node": ConfigRecord({"partition-id": pid})}), reply_to=msg)

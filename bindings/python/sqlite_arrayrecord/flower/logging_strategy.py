@@ -191,8 +191,9 @@ class LoggingStrategy(Strategy):
                 result = self._start_resumed(
                     con, done, grid, num_rounds, timeout, train_config, evaluate_config, evaluate_fn
                 )
-            con.execute("UPDATE runs SET finished_at = ? WHERE run = ?", (now(), run))
-            end_segment(con, run, segment)
+            if segment is not None:
+                con.execute("UPDATE runs SET finished_at = ? WHERE run = ?", (now(), run))
+                end_segment(con, run, segment)
             return result
         except BaseException as e:
             if self._log is not None:
@@ -267,6 +268,8 @@ class LoggingStrategy(Strategy):
             raise ResumeError(
                 f"LoggingStrategy: cannot resume run {self.run_name!r} to {num_rounds} rounds: {done} are done already"
             )
+        if num_rounds == done:
+            return run, None, done  # nothing to train: nothing is written
         con.execute("BEGIN IMMEDIATE")
         segment = begin_segment(con, run, self._context)
         con.execute("COMMIT")
@@ -294,11 +297,6 @@ class LoggingStrategy(Strategy):
         # Rounds beyond the last complete one (none in a WAL database, whose
         # round transactions are atomic) are left alone.
         restore_state(self.strategy, state)
-        (blob,) = con.execute("SELECT rec FROM global_models WHERE run = ? AND round = ?", (run, done)).fetchone()
-        arrays = ar_from_bytes(blob)
-        self._arrays = arrays
-        self._offset = done
-        con.execute("UPDATE runs SET num_rounds = ?, finished_at = NULL WHERE run = ?", (num_rounds, run))
         if num_rounds == done:
             log(
                 INFO,
@@ -308,6 +306,11 @@ class LoggingStrategy(Strategy):
                 num_rounds,
             )
             return result_of(con, run)
+        (blob,) = con.execute("SELECT rec FROM global_models WHERE run = ? AND round = ?", (run, done)).fetchone()
+        arrays = ar_from_bytes(blob)
+        self._arrays = arrays
+        self._offset = done
+        con.execute("UPDATE runs SET num_rounds = ?, finished_at = NULL WHERE run = ?", (num_rounds, run))
         log(
             INFO,
             "LoggingStrategy: resuming run %r after round %s of %s (Flower counts the rounds left from 1)",
