@@ -150,8 +150,9 @@ lint:
 
 # The Flower test environment (tests/run flower): build/flwr, a virtual
 # environment from Debian's python3 (its sqlite3 loads extensions), without
-# system site packages (Debian's torch is built for NumPy 1), holding flwr
-# 1.42.0 and NumPy 2 from PyPI, every version pinned in
+# system site packages (Debian's torch is built for NumPy 1), holding
+# flwr[simulation] 1.42.0 (Ray 2.55.1, for the Simulation Engine) and NumPy 2
+# from PyPI, every version pinned in
 # tests/flower/constraints.txt, and this package installed editable: every
 # process Flower starts imports bindings/python and loads build/arrayrecord.so.
 FLWR := $(BUILD)/flwr
@@ -168,8 +169,8 @@ endef
 .PHONY: flower-env
 flower-env: $(FLWR)/.installed $(EXT)
 $(FLWR)/.installed: tests/flower/constraints.txt bindings/python/pyproject.toml bindings/python/setup.py
-	$(call PY_ENV,$(FLWR),tests/flower/constraints.txt,flwr==1.42.0)
-	@$(FLWR)/bin/python -c "import flwr, numpy; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__)"
+	$(call PY_ENV,$(FLWR),tests/flower/constraints.txt,flwr[simulation]==1.42.0)
+	@$(FLWR)/bin/python -c "import flwr, numpy, ray; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__, 'ray', ray.__version__)"
 	@touch $@
 
 # The Datasette environment (tests/run datasette, the plugin
