@@ -15,7 +15,7 @@ import os
 import re
 
 from dsenv import close, data_cells, datasette, get, num, request, rows_with, sql, svgs
-from fixture import HOSTILE, KRUM_F, POISONED, STRAGGLER
+from fixture import HOSTILE, KRUM_F, POISONED, ROOT, STRAGGLER
 
 
 def test_runs_list_and_database_link():
@@ -262,3 +262,32 @@ def test_run_page_of_another_writer():
         assert close(num(norm["update_norm"]), math.sqrt(3) * 2.0) and close(num(norm["cosine"]), -1.0)
         assert "Krum score per client and round (f = 1" in r.text and "the default (f = 1" in r.text
         ds.databases["old"].close()
+
+
+def test_run_page_lists_the_flower_runs():
+    """The run page lists the Flower runs that wrote to the run
+    (flower_runs), ids as Flower prints them (unsigned); a log of version
+    0.1.0 (tests/data/logs, no flower_runs), opened read-only, shows the one
+    Flower run runs.flower_run_id names."""
+    import shutil
+    import tempfile
+
+    from datasette.app import Datasette
+    from dsenv import _LOOP
+
+    page = get("/-/arrayrecord/fixture/runs/1").text
+    rows = re.findall(r'<tr data-flower-run="([^"]*)" data-ended="([^"]*)">', page)
+    assert rows == [("500", "finished")], rows
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "old.db")
+        shutil.copy(os.path.join(ROOT, "tests", "data", "logs", "logged-0.1.0.db"), path)
+        ds = Datasette([path])
+        for run, name in ((1, "done"), (2, "cut")):
+            r = _LOOP.run_until_complete(ds.client.get(f"/-/arrayrecord/old/runs/{run}"))
+            assert r.status_code == 200 and f"Run {run}: {name}" in r.text, r.text[-1500:]
+            assert re.findall(r'<tr data-flower-run="([^"]*)" data-ended="([^"]*)">', r.text) == [("77", "")]
+        ds.databases["old"].close()
+    # an id of 2**63 and above is stored negative and shown as Flower's
+    from sqlite_arrayrecord.datasette._runs import _flower_id
+
+    assert _flower_id(-5) == 2**64 - 5 and _flower_id(7) == 7 and _flower_id(None) is None

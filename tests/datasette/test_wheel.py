@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The package as a wheel: built from bindings/python (pip wheel, no build
-isolation: this environment's setuptools and wheel), installed (not
+"""The package as a wheel: built from bindings/python of a copy of the
+working tree as a clean checkout has it (no build artefact of an earlier
+build in it; pip wheel, no build isolation: this environment's setuptools
+and wheel), installed (not
 editable) into a fresh virtual environment, where every public module
 imports from the installed copy — the flower package and the Datasette
 plugin included — and the extension, schema.sql and views.sql inside it
@@ -15,9 +17,7 @@ import sysconfig
 import tempfile
 import zipfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PKG_SRC = os.path.join(ROOT, "bindings", "python")
+from test_package import ROOT, tree_copy  # tests/python/test_package.py
 
 CHECK = r"""
 import importlib, json, os, sys, tempfile
@@ -42,8 +42,21 @@ print(json.dumps(out))
 
 def test_the_wheel_installs_and_imports_every_public_module():
     with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "src")
+        tree_copy(src)
         subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", tmp, PKG_SRC],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                tmp,
+                os.path.join(src, "bindings", "python"),
+            ],
             check=True,
             env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"),
         )
@@ -58,6 +71,7 @@ def test_the_wheel_installs_and_imports_every_public_module():
             "sqlite_arrayrecord/datasette/templates/arrayrecord_run.html",
         ):
             assert want in names, (want, names)
+        assert "sqlite_arrayrecord/flower.py" not in names, names  # a package now
         venv = os.path.join(tmp, "venv")
         subprocess.run(["/usr/bin/python3", "-m", "venv", venv], check=True)
         py = os.path.join(venv, "bin", "python")

@@ -13,7 +13,28 @@ from markupsafe import Markup
 from . import _web, svg
 
 REQUIRED = ("runs", "rounds", "global_models")
-RUN_COLUMNS = ("run", "name", "started_at", "config", "notes", "strategy", "settings", "num_rounds", "finished_at")
+RUN_COLUMNS = (
+    "run",
+    "name",
+    "started_at",
+    "config",
+    "notes",
+    "strategy",
+    "settings",
+    "num_rounds",
+    "finished_at",
+    "flower_run_id",
+)
+FLOWER_RUN_COLUMNS = (
+    "segment",
+    "flower_run_id",
+    "first_round",
+    "last_round",
+    "started_at",
+    "finished_at",
+    "ended",
+    "error",
+)
 ROUND_COLUMNS = (
     "round",
     "metrics",
@@ -36,7 +57,7 @@ async def schema(db):
     _, rows = await _web.query(
         db,
         "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN "
-        "('runs', 'rounds', 'global_models', 'replies', 'client_updates')",
+        "('runs', 'rounds', 'global_models', 'replies', 'client_updates', 'flower_runs')",
     )
     out = {}
     for (name,) in rows:
@@ -56,7 +77,7 @@ async def _checked_schema(datasette, request, db):
     missing = [t for t in REQUIRED if t not in s]
     if missing:
         raise NotFound(f"{db.name} holds no logged runs (sql/schema.sql): no table {', '.join(missing)}")
-    for t in ("runs", "rounds", "global_models", "replies"):
+    for t in ("runs", "rounds", "global_models", "replies", "flower_runs"):
         if t in s:
             await _web.check_table(datasette, request, db, t)
     return s
@@ -190,6 +211,30 @@ async def krum_scores(db, run, rounds, f, columns):
     return scores, errors
 
 
+def _flower_id(n):
+    """Flower's unsigned 64-bit id of a stored (signed) one, as Flower prints it."""
+    return None if n is None else n + (1 << 64) if n < 0 else n
+
+
+async def _flower_runs(db, run_id, run, s):
+    """The Flower runs that wrote to the run, in order (flower_runs); for a
+    database of before that table, the one runs.flower_run_id names."""
+    if "flower_runs" in s:
+        _, rows = await _web.query(
+            db,
+            f"SELECT {_select(FLOWER_RUN_COLUMNS, s['flower_runs'])} FROM flower_runs WHERE run = :run ORDER BY segment",
+            {"run": run_id},
+        )
+        out = [dict(zip(FLOWER_RUN_COLUMNS, r)) for r in rows]
+    elif run.get("flower_run_id") is not None:
+        out = [dict.fromkeys(FLOWER_RUN_COLUMNS) | {"segment": 1, "flower_run_id": run["flower_run_id"]}]
+    else:
+        out = []
+    for f in out:
+        f["flower_run_id"] = _flower_id(f["flower_run_id"])
+    return out
+
+
 def _database_context(datasette, db):
     """What the runs list's and a run's templates both take of the database."""
     return {"database": db.name, "crumb_database": db.name, "database_url": datasette.urls.database(db.name)}
@@ -238,6 +283,7 @@ async def run_page(datasette, request):
         db, f"SELECT {_select(ROUND_COLUMNS, s['rounds'])} FROM rounds WHERE run = :run ORDER BY round", {"run": run_id}
     )
     rounds = [dict(zip(ROUND_COLUMNS, r)) for r in rows]
+    flower_runs = await _flower_runs(db, run_id, run, s)
     route = tilde_encode(db.route)
     base = f"{_web.PREFIX}/{route}"
 
@@ -337,6 +383,7 @@ async def run_page(datasette, request):
                 **_database_context(datasette, db),
                 "runs_url": datasette.urls.path(f"{base}/runs"),
                 "run": run,
+                "flower_runs": flower_runs,
                 "rounds": rounds,
                 "charts": charts,
                 "heatmaps": heatmaps,
