@@ -101,13 +101,8 @@ class LoggingStrategy(Strategy):
 
     def configure_train(self, server_round, arrays, config, grid):
         rnd = server_round + self._offset
-        self._grid = grid
         self._log.begin(rnd)
-        t = time.perf_counter()
-        messages = list(self.strategy.configure_train(rnd, arrays, config, grid))
-        self._log.timed("configure_train", t)
-        self._pending = (messages, arrays, time.perf_counter())
-        return messages
+        return self._configure("train", self.strategy.configure_train, rnd, arrays, config, grid)
 
     def aggregate_train(self, server_round, replies):
         replies = self._take_replies("train", replies)
@@ -122,10 +117,17 @@ class LoggingStrategy(Strategy):
         return agg_arrays, agg_metrics
 
     def configure_evaluate(self, server_round, arrays, config, grid):
+        rnd = server_round + self._offset
+        return self._configure("evaluate", self.strategy.configure_evaluate, rnd, arrays, config, grid)
+
+    def _configure(self, phase, configure, rnd, arrays, config, grid):
+        """The messages the wrapped strategy's configure_<phase> returns, as
+        a list, timed; kept with the model they carry (and the time they
+        left) until aggregate_<phase> gets their replies."""
         self._grid = grid
         t = time.perf_counter()
-        messages = list(self.strategy.configure_evaluate(server_round + self._offset, arrays, config, grid))
-        self._log.timed("configure_evaluate", t)
+        messages = list(configure(rnd, arrays, config, grid))
+        self._log.timed("configure_" + phase, t)
         self._pending = (messages, arrays, time.perf_counter())
         return messages
 
