@@ -173,6 +173,17 @@ $(FLWR)/.installed: tests/flower/constraints.txt bindings/python/pyproject.toml 
 	@$(FLWR)/bin/python -c "import flwr, numpy, ray; print('build/flwr: flwr', flwr.__version__, 'numpy', numpy.__version__, 'ray', ray.__version__)"
 	@touch $@
 
+# The crash soak of a logged run (tests/flower/soak.py): a 10-round FedAdam
+# run killed with SIGKILL at SOAK_KILLS seeded random moments (clients
+# training, evaluate_fn, inside the COMMIT, inside the checkpoint), resumed
+# each time; the log checked after every kill, the end compared with an
+# uninterrupted run. make test runs 5 kills (test_soak.py); CI runs this.
+SOAK_KILLS ?= 20
+SOAK_SEED  ?= 1
+.PHONY: soak
+soak: flower-env $(EXT)
+	$(FLWR)/bin/python tests/flower/soak.py --kills $(SOAK_KILLS) --seed $(SOAK_SEED)
+
 # The Datasette environment (tests/run datasette, the plugin
 # sqlite_arrayrecord.datasette): build/datasette, a virtual environment from
 # Debian's python3 as build/flwr, holding Datasette 0.65.5 (the stable line),

@@ -55,12 +55,14 @@ CREATE TABLE IF NOT EXISTS runs (
 -- Every Flower run (`flwr run`, a ServerApp's Context.run_id) that wrote to
 -- a logged run, in order: segment 1 started the run, each resumption adds
 -- one. first_round .. last_round are the complete rounds it logged (NULL:
--- none, e.g. a resumption of a finished run); ended is 'running' while it
--- runs, 'finished' when start() returned, 'failed' when it raised (error:
--- the exception), 'interrupted' when its process died (set by the next
--- resumption, which finds it still 'running'), 'unknown' for a run logged
--- before this table existed (back-filled from runs.flower_run_id, the first
--- Flower run only).
+-- none); ended is 'running' while it runs, 'finished' when start() returned,
+-- 'failed' when it raised (error: the exception), 'interrupted' when its
+-- process died (set by the next resumption, which finds it still 'running'
+-- and its process gone), 'unknown' for a run logged before this table
+-- existed (back-filled from runs.flower_run_id, the first Flower run only).
+-- host, pid and process_start name the process writing a 'running' segment:
+-- the run's lease (a second ServerApp logging the same run is refused while
+-- that process lives).
 CREATE TABLE IF NOT EXISTS flower_runs (
   run           INTEGER NOT NULL REFERENCES runs(run) ON DELETE CASCADE,
   segment       INTEGER NOT NULL CHECK (segment >= 1),
@@ -72,10 +74,29 @@ CREATE TABLE IF NOT EXISTS flower_runs (
   ended         TEXT NOT NULL DEFAULT 'running'
                 CHECK (ended IN ('running', 'finished', 'failed', 'interrupted', 'unknown')),
   error         TEXT,
+  host          TEXT,                                    -- the writing process: its host name,
+  pid           INTEGER,                                 -- its process id,
+  process_start TEXT,                                    -- and its start time (pids are reused)
   PRIMARY KEY (run, segment)
 );
 
--- The clients (Flower nodes or data partitions) that ever took part.
+-- What resuming a run relies on, digested as each round commits: the
+-- SHA-256 of the round's global model (global_models.rec, Flower's bytes)
+-- and of the strategy state written with it (strategy_state.state), and a
+-- chain: SHA-256 of the previous round's chain and this round's digests, so
+-- that a round missing from the middle shows. A resumption checks the chain
+-- and the last round's model and state against it, and refuses a log that
+-- differs, naming the row.
+CREATE TABLE IF NOT EXISTS round_digests (
+  run      INTEGER NOT NULL,
+  round    INTEGER NOT NULL,
+  model    TEXT    NOT NULL,                             -- hex SHA-256 of global_models.rec
+  state    TEXT    NOT NULL,                             -- hex SHA-256 of strategy_state.state
+  chain    TEXT    NOT NULL,                             -- hex SHA-256 of (previous chain, run, round, model, state)
+  PRIMARY KEY (run, round),
+  FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
+);
+
 -- The logger writes info = {"node_id": ...} and adds a stable label where
 -- Flower gives one: "name" (the SuperNode's registered name, NodeInfo.name)
 -- and "partition_id" (a reply carrying "partition-id" in a ConfigRecord or

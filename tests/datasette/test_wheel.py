@@ -24,7 +24,7 @@ import importlib, json, os, sys, tempfile
 out = {}
 import sqlite_arrayrecord as sar
 for name in ("npy", "record", "recorddict", "torch", "_extension", "_protobuf", "datasette", "datasette.svg",
-             "flower", "flower.logging_strategy", "flower.result", "flower.errors", "flower._round_log",
+             "flower", "flower.logging_strategy", "flower.result", "flower.errors", "flower.check", "flower._round_log",
              "flower._runs", "flower._state", "flower._database", "flower._wire"):
     mod = importlib.import_module("sqlite_arrayrecord." + name)
     out[name] = mod.__file__

@@ -139,11 +139,13 @@ def main(
     strategy=None,
     batchnorm=True,
     run_id=77,
+    initial=None,
     **kw,
 ):
     """Seeds Python's and NumPy's generators as a ServerApp would, runs the
-    wrapped strategy's start over a StubGrid (Flower's run id run_id) and
-    returns (Result, grid)."""
+    wrapped strategy's start over a StubGrid (Flower's run id run_id) from
+    the model `initial` (default initial_arrays(batchnorm)) and returns
+    (Result, grid)."""
     grid = StubGrid(run_id=run_id, nodes={n: make_answer(block, errors) for n in NODES})
     context = Context(run_id=run_id, node_id=1, node_config={}, state=RecordDict(), run_config={"lr": 0.1, "db": db})
     random.seed(1234)
@@ -153,7 +155,7 @@ def main(
     with server_identity(grid), quiet_flower():
         result = logged.start(
             grid=grid,
-            initial_arrays=initial_arrays(batchnorm),
+            initial_arrays=initial if initial is not None else initial_arrays(batchnorm),
             num_rounds=num_rounds,
             train_config=ConfigRecord({"lr": 0.1}),
             evaluate_fn=evaluate_fn,

@@ -56,7 +56,12 @@ PACKAGE_ALL = (
 
 # The flower package's public names, by the module that defines them, and
 # its private modules.
-FLOWER_LAYOUT = {"logging_strategy": ["LoggingStrategy"], "result": ["read_result"], "errors": ["ResumeError"]}
+FLOWER_LAYOUT = {
+    "logging_strategy": ["LoggingStrategy"],
+    "result": ["read_result"],
+    "errors": ["ResumeError", "LogWriteError"],
+    "check": ["check_log"],
+}
 FLOWER_PRIVATE = {"__init__", "_database", "_round_log", "_runs", "_state", "_wire"}
 
 

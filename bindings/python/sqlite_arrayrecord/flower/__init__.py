@@ -13,7 +13,8 @@ from the repository: `pip install './bindings/python[flower]'`). Its modules:
 
     logging_strategy  LoggingStrategy, the wrapper (delegation, start, resume)
     result            read_result: a logged run's Result
-    errors            ResumeError
+    errors            ResumeError, LogWriteError
+    check             check_log; the digests a resumption checks the log against
     _round_log        one round's rows, committed whole
     _runs             a run's row, its default name, its Flower runs (flower_runs)
     _state            the wrapped strategy's settings and state, and back
@@ -21,8 +22,9 @@ from the repository: `pip install './bindings/python[flower]'`). Its modules:
     _wire             Flower's serde bytes of records, and back
 """
 
-from .errors import ResumeError
+from .check import check_log
+from .errors import LogWriteError, ResumeError
 from .logging_strategy import LoggingStrategy
 from .result import read_result
 
-__all__ = ["LoggingStrategy", "ResumeError", "read_result"]
+__all__ = ["LoggingStrategy", "ResumeError", "LogWriteError", "read_result", "check_log"]

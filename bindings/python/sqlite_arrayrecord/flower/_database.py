@@ -11,6 +11,7 @@ flower_runs row each, from runs.flower_run_id and their complete rounds.
 """
 
 import os
+import re
 from datetime import datetime, timezone
 
 from .._extension import connect
@@ -38,8 +39,10 @@ def sql_text(name):
 def open_log(path):
     """A connection to the log at path (created when new), in autocommit
     mode (the logger opens its transactions itself), WAL, synchronous FULL,
-    foreign keys on, the schema current."""
-    con = connect(path, isolation_level=None, detect_types=0)
+    foreign keys on, the schema current. A round holds SQLite's write lock
+    from its start to its commit: another run logged into the same file waits
+    for it (up to 10 minutes) rather than fail."""
+    con = connect(path, isolation_level=None, detect_types=0, timeout=600)
     try:
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
@@ -49,13 +52,26 @@ def open_log(path):
             raise ResumeError(
                 f"LoggingStrategy: {path} has an older schema (client_updates is a table); log into a new database"
             )
-        con.executescript(sql_text("schema.sql"))
-        con.executescript(sql_text("views.sql"))
-        backfill_flower_runs(con)
+        # Only what is missing is written: a second process opening a log
+        # whose round is under way (SQLite's write lock held) reads on.
+        scripts = [sql_text(name) for name in ("schema.sql", "views.sql")]
+        wanted = {n for text in scripts for n in re.findall(r"CREATE \w+ IF NOT EXISTS (\w+)", text)}
+        present = {n for (n,) in con.execute("SELECT name FROM sqlite_master")}
+        if wanted - present:
+            for text in scripts:
+                con.executescript(text)
+        if con.execute(_UNFILLED).fetchone():
+            backfill_flower_runs(con)
         return con
     except BaseException:
         con.close()
         raise
+
+
+_UNFILLED = (
+    "SELECT 1 FROM runs r WHERE r.strategy IS NOT NULL "
+    "AND NOT EXISTS (SELECT 1 FROM flower_runs f WHERE f.run = r.run) LIMIT 1"
+)
 
 
 def backfill_flower_runs(con):

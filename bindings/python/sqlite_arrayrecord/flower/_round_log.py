@@ -3,46 +3,62 @@
 
 RoundLog writes a round's rows: the rounds row when the round begins (in a
 transaction it opens), the instructions and replies as they pass, and at
-the end the global model, the strategy's state, the metrics, counts and
-timings, the Flower run's last round, then the commit. A process killed
-before the commit leaves nothing of the round.
+the end the global model, the strategy's state, their digests, the
+metrics, counts and timings, the Flower run's last round, then the commit.
+A process killed before the commit leaves nothing of the round. After the
+commit a passive checkpoint moves the round into the database file; a WAL
+that keeps growing (a reader holding a read transaction open stops SQLite
+from resetting it) is reported once.
 """
 
 import json
 import time
+from logging import WARNING
 
 from flwr.app import ArrayRecord, ConfigRecord, MetricRecord, RecordDict
+from flwr.common.logger import log
 
 from ._database import now
 from ._wire import ar_bytes, array_item_size, int64, rd_bytes
+from .check import chain, sha256
+
+WAL_ROUNDS = 5  # a WAL holding this many rounds' bytes is reported
 
 
 class RoundLog:
     """The rows of one run's rounds, on the connection `con` (autocommit
     mode: each round is one transaction of its own)."""
 
-    def __init__(self, con, run, segment, replies_every):
+    def __init__(self, con, run, segment, replies_every, chain_from, where):
         self.con = con
         self.run = run
         self.segment = segment
         self.replies_every = replies_every
         self.commit_seconds = {}  # round -> seconds the COMMIT took (bench/)
+        self.wal_bytes = {}  # round -> bytes in the WAL after its checkpoint
+        self._chain = chain_from  # the last committed round's chain digest
+        self._where = where  # "run 'x' in /path/runs.db", for messages
+        self.written = []  # bytes of BLOBs each round wrote
+        self._wal_warned = False
+        self._page = con.execute("PRAGMA page_size").fetchone()[0]
         self._round = None
         self._arrays_size = (None, 0)  # (a model, its serde size), to count bytes sent
         self._labelled = set()  # clients whose labels are written
 
     @property
-    def open(self):
-        return self._round is not None
+    def round(self):
+        """The round under way (None between rounds)."""
+        return self._round["round"] if self._round is not None else None
 
     def begin(self, rnd):
+        t = time.perf_counter()
         if not self.con.in_transaction:
-            self.con.execute("BEGIN IMMEDIATE")
+            self.con.execute("BEGIN IMMEDIATE")  # waits while another writer's transaction holds the lock
         self.con.execute("INSERT INTO rounds(run, round, started_at) VALUES (?, ?, ?)", (self.run, rnd, now()))
         self._round = {
             "round": rnd,
-            "t0": time.perf_counter(),
-            "timings": {},
+            "t0": t,
+            "timings": {"lock_wait": time.perf_counter() - t},
             "log": 0.0,
             "result": {},
             "aggregated": 0,
@@ -50,6 +66,7 @@ class RoundLog:
             "errors": 0,
             "sent": 0,
             "received": 0,
+            "written": 0,
             "kept": rnd > 0 and self.replies_every > 0 and rnd % self.replies_every == 0,
         }
 
@@ -74,9 +91,14 @@ class RoundLog:
         blob = ar_bytes(arrays)
         self._arrays_size = (arrays, len(blob))
         self.con.execute("INSERT INTO global_models VALUES (?, ?, ?)", (self.run, rnd, blob))
+        model = sha256(blob)
+        r["written"] += len(blob) + len(state)
         del blob
         self.con.execute("DELETE FROM strategy_state WHERE run = ?", (self.run,))
         self.con.execute("INSERT INTO strategy_state VALUES (?, ?, ?)", (self.run, rnd, state))
+        digests = (model, sha256(state))
+        link = chain(self._chain, self.run, rnd, *digests)
+        self.con.execute("INSERT INTO round_digests VALUES (?, ?, ?, ?, ?)", (self.run, rnd, *digests, link))
         result = rd_bytes(RecordDict(r["result"]))
         r["timings"]["log"] = r["log"] + time.perf_counter() - t
         r["timings"]["round"] = time.perf_counter() - r["t0"]
@@ -106,7 +128,33 @@ class RoundLog:
         t = time.perf_counter()
         self.con.execute("COMMIT")
         self.commit_seconds[rnd] = time.perf_counter() - t  # after the row is written: for bench/
+        self._chain = link
         self._round = None
+        self.written.append(r["written"])
+        self._checkpoint(rnd)
+
+    def _checkpoint(self, rnd):
+        """Moves what the WAL holds into the database file as far as readers
+        let it (PRAGMA wal_checkpoint(PASSIVE): it never waits for them), and
+        reports once when the WAL holds WAL_ROUNDS rounds' bytes: a reader
+        holding one read transaction open keeps SQLite from resetting it."""
+        _, frames, _ = self.con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        wal = max(frames, 0) * (self._page + 24)
+        self.wal_bytes[rnd] = wal
+        per_round = max(sum(self.written) / len(self.written), 1 << 20)
+        if not self._wal_warned and wal > WAL_ROUNDS * per_round:
+            self._wal_warned = True
+            log(
+                WARNING,
+                "LoggingStrategy: the WAL of %s holds %.0f MB after round %s, %.0f rounds' worth: a reader keeps a "
+                "read transaction open (a notebook or sqlite3 shell inside BEGIN, a query still stepping), so "
+                "SQLite cannot reset it, and it grows until that reader ends (docs/flower-logging.md, "
+                "'Reading a log while it is written')",
+                self._where,
+                wal / 1e6,
+                rnd,
+                wal / per_round,
+            )
 
     def rollback(self):
         """Drops the round under way (an exception inside it)."""
@@ -174,6 +222,7 @@ class RoundLog:
             elif r["kept"]:
                 content, code, reason = rd_bytes(msg.content), None, None
                 r["received"] += len(content)
+                r["written"] += len(content)
             else:
                 content = code = reason = None
             self._client(node, None if msg.has_error() else msg.content, names)

@@ -6,11 +6,14 @@ on a resumed run), and the wrapper records what passes through —
 instructions, replies (serialized before the wrapped strategy sees them: a
 DP wrapper clips them in place), aggregates, metrics, timings — one
 transaction per round (RoundLog). start() opens the log, creates or
-resumes the run, and records the Flower run that does it (flower_runs).
+resumes the run (checking the log against its digests first), records the
+Flower run that does it (flower_runs, holding the run's lease), and turns a
+failure to write the log into a LogWriteError that says what to do.
 """
 
 import json
 import os
+import sqlite3
 import time
 from logging import INFO, WARNING
 
@@ -19,11 +22,15 @@ from flwr.serverapp.strategy import Strategy
 
 from ._database import now, open_log
 from ._round_log import RoundLog
-from ._runs import begin_segment, create_run, default_name, end_segment
+from ._runs import begin_segment, check_lease, create_run, default_name, end_segment, release
 from ._state import class_name, restore_state, settings, state_bytes
 from ._wire import ar_from_bytes
-from .errors import ResumeError
+from .check import last_chain, problems
+from .errors import LogWriteError, ResumeError
 from .result import result_of
+
+# SQLite's primary result codes of a log that cannot be written.
+_WRITE_FAILURES = {8: "read-only", 10: "I/O error", 13: "disk full"}
 
 
 class LoggingStrategy(Strategy):
@@ -61,7 +68,7 @@ class LoggingStrategy(Strategy):
         self._notes = notes
         self._settings = json.dumps(settings(strategy), sort_keys=True)
         self._log = None  # RoundLog, while start() runs
-        self._last_commit_seconds = {}
+        self._last_log = None  # the RoundLog of the last start(): its figures (bench/, tests)
         self._offset = 0
         self._arrays = None  # the global model start() holds
         self._grid = None
@@ -80,7 +87,7 @@ class LoggingStrategy(Strategy):
     @property
     def _commit_seconds(self):
         """Seconds each round's COMMIT took (bench/logging_speed.py)."""
-        return self._log.commit_seconds if self._log is not None else self._last_commit_seconds
+        return (self._log or self._last_log).commit_seconds
 
     # -- a round's end
 
@@ -183,7 +190,8 @@ class LoggingStrategy(Strategy):
         run = segment = None
         try:
             run, segment, done = self._open_run(con, num_rounds)
-            self._log = RoundLog(con, run, segment, self.replies_every)
+            where = f"run {self.run_name!r} in {self.db_path}"
+            self._log = RoundLog(con, run, segment, self.replies_every, last_chain(con, run), where)
             self._has_evaluate_fn = evaluate_fn is not None
             if done is None:
                 result = self._start_new(
@@ -198,31 +206,80 @@ class LoggingStrategy(Strategy):
                 end_segment(con, run, segment)
             return result
         except BaseException as e:
+            rnd = self._log.round if self._log is not None else None
+            self._close_failed(con, run, segment, e)
+            failure = _WRITE_FAILURES.get(getattr(e, "sqlite_errorcode", 0) & 0xFF)
+            if isinstance(e, sqlite3.OperationalError) and failure is not None:
+                (last,) = con.execute(
+                    "SELECT max(round) FROM rounds WHERE run = ? AND finished_at IS NOT NULL", (run,)
+                ).fetchone()
+                raise LogWriteError(
+                    f"LoggingStrategy: cannot write run {self.run_name!r} to {self.db_path} ({failure}: {e})"
+                    + (f" while logging round {rnd}" if rnd is not None else "")
+                    + (f"; rounds 0-{last} are complete in the log" if last is not None else "; no round is logged")
+                    + f": once the cause is gone, start the ServerApp again with run_name={self.run_name!r}, "
+                    "resume=True"
+                ) from e
+            raise
+        finally:
+            if segment is not None:
+                release(self.db_path, run, segment)
+            self._last_log, self._log = self._log, None
+            con.close()
+
+    def _close_failed(self, con, run, segment, error):
+        """After an exception: the round under way rolled back, the Flower
+        run marked 'failed'. A log that cannot be written (the disk full)
+        may refuse these too: the exception that stopped the run is the one
+        raised, the segment stays 'running' and the next resumption finds it
+        'interrupted'."""
+        try:
             if self._log is not None:
                 self._log.rollback()
             elif con.in_transaction:
                 con.execute("ROLLBACK")
             if segment is not None:
-                end_segment(con, run, segment, e)
-            raise
-        finally:
-            if self._log is not None:
-                self._last_commit_seconds = self._log.commit_seconds
-            self._log = None
-            con.close()
+                end_segment(con, run, segment, error)
+        except sqlite3.Error as e:
+            log(WARNING, "LoggingStrategy: run %r: could not mark its Flower run failed (%s)", self.run_name, e)
 
     def _open_run(self, con, num_rounds):
         """The run to log into: (run id, its new flower_runs segment, the
-        last complete round of a resumed run or None for a new run). A new
-        run's rows (runs, flower_runs) are written in the transaction of its
-        round 0, left open here."""
+        last complete round of a resumed run or None for a new run). Read and
+        written under SQLite's write lock, the lease checked before and
+        under it. A new run's rows (runs, flower_runs) are written in the
+        transaction of its round 0, left open here."""
+        if self.run_name is not None:  # refused at once, without waiting for the lock
+            row = con.execute("SELECT run FROM runs WHERE name = ?", (self.run_name,)).fetchone()
+            if row is not None:
+                self._check_may_continue(con, row[0])
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            out = self._open_run_locked(con, num_rounds)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        if out[2] is not None:
+            con.execute("COMMIT")
+        return out
+
+    def _check_may_continue(self, con, run):
+        """ResumeError unless the run of this name may be continued: resume
+        asked for, and no live process logging it."""
+        if not self.resume:
+            raise ResumeError(
+                f"LoggingStrategy: run {self.run_name!r} exists in {self.db_path}: "
+                "pass resume=True to continue it, or another run_name (or none, for a new name)"
+            )
+        check_lease(con, run, self.run_name, self.db_path)
+
+    def _open_run_locked(self, con, num_rounds):
         row = None
         if self.run_name is not None:
             row = con.execute("SELECT run, strategy, settings FROM runs WHERE name = ?", (self.run_name,)).fetchone()
         if row is None:
             if self.resume:
                 log(INFO, "LoggingStrategy: no run %r in %s yet: starting it", self.run_name, self.db_path)
-            con.execute("BEGIN IMMEDIATE")
             if self.run_name is None:
                 ctx = self._context
                 self.run_name = default_name(con, class_name(self.strategy), ctx.run_id if ctx is not None else None)
@@ -243,13 +300,9 @@ class LoggingStrategy(Strategy):
                 self.db_path,
                 self.run_name,
             )
-            return run, begin_segment(con, run, self._context), None
-        if not self.resume:
-            raise ResumeError(
-                f"LoggingStrategy: run {self.run_name!r} exists in {self.db_path}: "
-                "pass resume=True to continue it, or another run_name (or none, for a new name)"
-            )
+            return run, begin_segment(con, run, self._context, self.db_path), None
         run, strategy_class, logged_settings = row
+        self._check_may_continue(con, run)
         if strategy_class != class_name(self.strategy):
             raise ResumeError(
                 f"LoggingStrategy: cannot resume run {self.run_name!r}: it ran {strategy_class}, "
@@ -260,11 +313,19 @@ class LoggingStrategy(Strategy):
                 f"LoggingStrategy: cannot resume run {self.run_name!r}: the strategy's settings differ "
                 f"from the run's (logged {logged_settings}, now {self._settings})"
             )
-        (done,) = con.execute("SELECT max(round) FROM strategy_state WHERE run = ?", (run,)).fetchone()
+        (done,) = con.execute(
+            "SELECT max(round) FROM rounds WHERE run = ? AND finished_at IS NOT NULL", (run,)
+        ).fetchone()
         if done is None:  # no round complete: round 0 again (none of it was kept)
             raise ResumeError(
                 f"LoggingStrategy: cannot resume run {self.run_name!r}: it has no complete round "
                 "(its round 0 never committed); start it again under another name"
+            )
+        wrong = problems(con, run, self.run_name, done)
+        if wrong:
+            raise ResumeError(
+                f"LoggingStrategy: cannot resume run {self.run_name!r} from {self.db_path}: its log is not what was "
+                f"logged: {'; '.join(wrong)}"
             )
         if num_rounds < done:
             raise ResumeError(
@@ -272,10 +333,7 @@ class LoggingStrategy(Strategy):
             )
         if num_rounds == done:
             return run, None, done  # nothing to train: nothing is written
-        con.execute("BEGIN IMMEDIATE")
-        segment = begin_segment(con, run, self._context)
-        con.execute("COMMIT")
-        return run, segment, done
+        return run, begin_segment(con, run, self._context, self.db_path), done
 
     def _start_new(self, grid, initial_arrays, num_rounds, timeout, train_config, evaluate_config, evaluate_fn):
         self._offset = 0
