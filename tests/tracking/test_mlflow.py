@@ -72,7 +72,7 @@ def test_mlflow_round_trip():
             client = MlflowClient(tracking_uri=server.uri)
             status, out, err = run_cli("export", "mlflow", db, "--tracking-uri", server.uri)
             assert status == 0, (out, err)
-            assert out.count("(new;") == 3, out
+            assert out.count("(new;") == len(expected.runs()), out
             short = expected.runs()
             for r in short:
                 if r["run"] == 1:
@@ -83,10 +83,10 @@ def test_mlflow_round_trip():
             # the run grew: the same database file now holds round 4
             shutil.copy(full, db)
             done = to_mlflow(db, tracking_uri=server.uri)
-            assert [d["created"] for d in done] == [False] * 3, done
+            assert not any(d["created"] for d in done), done
             sent = {d["name"]: d["metrics"] for d in done}
             round4 = sum(1 for v in expected.runs()[0]["points"].values() for p in v if p[0] == 4)
-            assert sent == {"krum-conv": round4, expected.runs()[1]["name"]: 0, "fedadam-resumed": 0}, sent
+            assert sent == {r["name"]: round4 if r["run"] == 1 else 0 for r in expected.runs()}, sent
             got = check(client, db, expected.runs())
             assert {name: r.info.run_id for name, (r, _) in got.items()} == ids
             # again: nothing new, nothing twice
