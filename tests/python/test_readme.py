@@ -17,7 +17,9 @@ A ```python block runs here, with Debian's python3 (no Flower). Its fence
 names its kind: ```python norun is not run; ```python flower is Flower code,
 run against flwr 1.42 by tests/flower/test_readme_flower.py; ```python
 datasette is code of the Datasette plugin, run with Datasette 0.65 by
-tests/datasette/test_docs_datasette.py. Code that
+tests/datasette/test_docs_datasette.py; ```python tracking is notebook and
+exporter code, run with pandas, matplotlib, MLflow and TensorBoard by
+tests/tracking/test_docs_tracking.py. Code that
 imports flwr must be ```python flower, in README.md, docs/*.md and
 bindings/python/README.md alike: Flower code never hides behind norun.
 """
@@ -52,7 +54,7 @@ DOCS = doc_files()
 SQL_DOCS = ["README.md", os.path.join("docs", "reference.md")]
 # Where Flower code may appear: the documents above and the package's README.
 FLOWER_DOCS = DOCS + [os.path.join("bindings", "python", "README.md")]
-PYTHON_KINDS = ("", "norun", "flower", "datasette")
+PYTHON_KINDS = ("", "norun", "flower", "datasette", "tracking")
 
 
 def python_blocks(docs):
@@ -162,7 +164,7 @@ def test_readme_python_examples_run():
             unknown.append(f"{doc} line {line}: ```python {kind}")
         elif kind == "":
             blocks.append((doc, line, code))
-    assert not unknown, "unknown kinds of ```python block (known: '', norun, flower, datasette):\n" + "\n".join(unknown)
+    assert not unknown, "unknown kinds of ```python block (known: " + ", ".join(map(repr, PYTHON_KINDS)) + "):\n" + "\n".join(unknown)
     assert blocks, "no python examples in README"
     # tests/run names the library relative to the root; the blocks run elsewhere
     ext = os.environ["AR_EXTENSION"] = os.path.join(ROOT, EXT)
