@@ -201,7 +201,7 @@ def log_fleets(db):
     base = make_answer()
     for i, (name, ids) in enumerate((("fleet-100", FLEET), ("pair-2", PAIR))):
         index = {n: k for k, n in enumerate(ids)}
-        nodes = {n: (lambda node, msg: base(101 + index[node] % 5, msg)) for n in ids}
+        nodes = {n: (lambda node, msg, index=index: base(101 + index[node] % 5, msg)) for n in ids}
         grid = StubGrid(run_id=504 + i, nodes=nodes)
         context = Context(run_id=504 + i, node_id=1, node_config={}, state=RecordDict(), run_config={"lr": 0.1})
         random.seed(42)

@@ -416,14 +416,9 @@ def check_runs_compare(page, con, runs):
     rounds' values to the bit, each line in its legend entry's colour, the
     legend naming the run, every chart drawn."""
     names = dict(con.execute("SELECT run, name FROM runs"))
-    expected = {}
-    for run in runs:
-        for rnd, *cols in con.execute(
-            "SELECT round, train_metrics, evaluate_metrics, metrics FROM rounds WHERE run = ? ORDER BY round", (run,)
-        ):
-            for family, text in zip(("train", "evaluate", "server"), cols):
-                for k, v in (json.loads(text) if text else {}).items():
-                    expected.setdefault(f"{family}/{k}", {}).setdefault(run, []).append((float(rnd), float(v)))
+    from dsenv import metric_points
+
+    expected = metric_points(con, runs)
     charts = page.driver.execute_script(LINES_JS)
     assert sorted(c[0] for c in charts) == sorted(expected), [c[0] for c in charts]
     for metric, (w, h), series, legend in charts:

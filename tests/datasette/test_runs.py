@@ -16,12 +16,11 @@ never a 500, markup in it shown as text. Client axes: short labels that
 fit, unique, full ids in tooltips and a table, for 2 and 100 clients."""
 
 import html
-import json
 import math
 import re
 import xml.etree.ElementTree as ET
 
-from dsenv import fixture_db, get, request, sql, svgs
+from dsenv import fixture_db, get, metric_points, request, sql, svgs
 from fixture import FLEET, HOSTILE, PAIR, SCRIPT
 
 import sqlite_arrayrecord as sar
@@ -159,14 +158,7 @@ def test_compare_lines_are_the_rounds_values():
     page = r.text
     lines, colours = chart_lines(page)
     names = dict(con.execute("SELECT run, name FROM runs"))
-    expected = {}
-    for run in runs:
-        for rnd, *cols in con.execute(
-            "SELECT round, train_metrics, evaluate_metrics, metrics FROM rounds WHERE run = ? ORDER BY round", (run,)
-        ):
-            for family, text in zip(("train", "evaluate", "server"), cols):
-                for k, v in (json.loads(text) if text else {}).items():  # Python's reading: exact
-                    expected.setdefault(f"{family}/{k}", {}).setdefault(run, []).append((float(rnd), float(v)))
+    expected = metric_points(con, runs)
     assert sorted(lines) == sorted(expected), (sorted(lines), sorted(expected))
     for key, by_run in expected.items():
         assert sorted(lines[key]) == sorted(runs), key

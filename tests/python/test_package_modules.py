@@ -79,6 +79,11 @@ def test_import_imports_neither_torch_nor_flwr():
         + "; print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'flwr')), "
         "'sqlite_arrayrecord.torch' in first)"
     )
+    assert isolated(script) == "[] True"
+
+
+def isolated(script):
+    """What a script prints in a Python of its own that imports this checkout's package."""
     out = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
@@ -86,7 +91,7 @@ def test_import_imports_neither_torch_nor_flwr():
         env=dict(os.environ, PYTHONPATH=PKG_SRC),
         check=True,
     )
-    assert out.stdout.strip() == "[] True", out
+    return out.stdout.strip()
 
 
 def test_only_the_exporters_import_their_tools():
@@ -107,14 +112,7 @@ def test_only_the_exporters_import_their_tools():
         "sqlite_arrayrecord.export._cli, sqlite_arrayrecord.__main__; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlflow', 'tensorboard')))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=PKG_SRC),
-        check=True,
-    )
-    assert out.stdout.strip() == "[]", out
+    assert isolated(script) == "[]"
 
 
 def imported_modules(tree, top_level_only):

@@ -68,6 +68,26 @@ def python_blocks(docs):
             yield doc, line, m.group(2).strip(), textwrap.dedent(m.group(3))
 
 
+def run_block_in(doc, line, code, folder):
+    """Runs a ```python block of doc (at line) in folder, its output captured,
+    and checks that what each `print(...)  # expected` line says it prints,
+    it prints."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile("\n" * line + code, os.path.join(ROOT, doc), "exec"), {"__name__": "docs"})
+    finally:
+        os.chdir(cwd)
+    printed = out.getvalue().splitlines()
+    for want in (m.group(1).strip() for m in re.finditer(r"^print\(.*\)  # (.*)$", code, re.M)):
+        assert want in printed, (doc, line, want, printed)
+
+
 def imports_flwr(code):
     """True if code imports flwr (any spelling); code that does not parse
     counts if it names flwr at all."""
@@ -164,7 +184,9 @@ def test_readme_python_examples_run():
             unknown.append(f"{doc} line {line}: ```python {kind}")
         elif kind == "":
             blocks.append((doc, line, code))
-    assert not unknown, "unknown kinds of ```python block (known: " + ", ".join(map(repr, PYTHON_KINDS)) + "):\n" + "\n".join(unknown)
+    assert not unknown, (
+        "unknown kinds of ```python block (known: " + ", ".join(map(repr, PYTHON_KINDS)) + "):\n" + "\n".join(unknown)
+    )
     assert blocks, "no python examples in README"
     # tests/run names the library relative to the root; the blocks run elsewhere
     ext = os.environ["AR_EXTENSION"] = os.path.join(ROOT, EXT)

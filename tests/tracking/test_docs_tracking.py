@@ -8,19 +8,14 @@ global model's distance to where the clients pull it), and what a
 `print(...)  # expected` line says it prints, it prints; a block that
 saves a figure writes a PNG."""
 
-import contextlib
 import glob
-import io
 import os
 import random
-import re
 import tempfile
 
 import numpy as np
-import trackenv  # noqa: F401  (puts tests/datasette on the path)
-from test_readme import FLOWER_DOCS, ROOT, python_blocks  # tests/python, on the runner's path
-
-import fixture  # tests/datasette/fixture.py
+from test_readme import FLOWER_DOCS, python_blocks, run_block_in  # tests/python, on the runner's path
+from trackenv import fixture  # tests/datasette/fixture.py
 
 
 def blocks():
@@ -49,7 +44,11 @@ def two_runs(db):
         initial = ArrayRecord({k: Array(a) for k, a in fixture.initial_model().items()})
         with server_identity(grid), quiet_flower():
             LoggingStrategy(strategy, db, name, context=context).start(
-                grid=grid, initial_arrays=initial, num_rounds=5, train_config=ConfigRecord({"lr": 0.1}), evaluate_fn=evaluate_fn
+                grid=grid,
+                initial_arrays=initial,
+                num_rounds=5,
+                train_config=ConfigRecord({"lr": 0.1}),
+                evaluate_fn=evaluate_fn,
             )
 
 
@@ -57,19 +56,9 @@ def test_tracking_blocks_run():
     found = blocks()
     assert found, "no ```python tracking block in the docs"
     for doc, line, code in found:
-        out = io.StringIO()
         with tempfile.TemporaryDirectory() as tmp:
             two_runs(os.path.join(tmp, "runs.db"))
-            cwd = os.getcwd()
-            os.chdir(tmp)
-            try:
-                with contextlib.redirect_stdout(out):
-                    exec(compile("\n" * line + code, os.path.join(ROOT, doc), "exec"), {"__name__": "docs"})
-            finally:
-                os.chdir(cwd)
+            run_block_in(doc, line, code, tmp)
             for png in glob.glob(os.path.join(tmp, "*.png")):
                 with open(png, "rb") as fh:
                     assert fh.read(8) == b"\x89PNG\r\n\x1a\n", png
-        printed = out.getvalue().splitlines()
-        for want in (m.group(1).strip() for m in re.finditer(r"^print\(.*\)  # (.*)$", code, re.M)):
-            assert want in printed, (doc, line, want, printed)

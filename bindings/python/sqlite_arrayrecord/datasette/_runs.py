@@ -10,7 +10,7 @@ from datasette.utils import tilde_encode
 from datasette.utils.asgi import BadRequest, NotFound, Response
 from markupsafe import Markup
 
-from ..tracking import _flower_id, _update_stats
+from ..tracking import _ROUND_COLUMNS, _SEGMENT_COLUMNS, _flower_id, _update_stats
 from . import _clients, _web, svg
 
 REQUIRED = ("runs", "rounds", "global_models")
@@ -26,28 +26,8 @@ RUN_COLUMNS = (
     "finished_at",
     "flower_run_id",
 )
-FLOWER_RUN_COLUMNS = (
-    "segment",
-    "flower_run_id",
-    "first_round",
-    "last_round",
-    "started_at",
-    "finished_at",
-    "ended",
-    "error",
-)
-ROUND_COLUMNS = (
-    "round",
-    "metrics",
-    "train_metrics",
-    "evaluate_metrics",
-    "replies",
-    "errors",
-    "bytes_sent",
-    "bytes_received",
-    "started_at",
-    "finished_at",
-)
+FLOWER_RUN_COLUMNS = _SEGMENT_COLUMNS
+ROUND_COLUMNS = _ROUND_COLUMNS
 ROBUST = ("Krum", "MultiKrum", "Bulyan")
 DEFAULT_F = 1
 

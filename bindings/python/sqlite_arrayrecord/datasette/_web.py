@@ -5,7 +5,6 @@ permission checks, queries with the plugin's own time limit, the declared
 kind of a column, and GET-only views."""
 
 import functools
-import json
 import sqlite3
 
 from datasette.utils import escape_sqlite, sqlite_timelimit, tilde_decode, tilde_encode, urlsafe_components
@@ -199,13 +198,3 @@ def int_param(request, name, default, lo, hi):
     if not lo <= v <= hi:
         raise BadRequest(f"{name} must be an integer from {lo} to {hi}, got {v}")
     return v
-
-
-def loads(text):
-    """JSON text from the database, or None when it is not JSON."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return None
