@@ -31,6 +31,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "datasette"))
 VENV = os.path.join(ROOT, "build", "tracking")
 BIN = os.path.join(VENV, "bin")
 STARTUP = 120  # seconds a server may take to answer (the MLflow store's migrations take several)
+# tests/run names the extension relative to the root; the docs' blocks run in other folders
+if not os.path.isabs(os.environ.get("AR_EXTENSION", "/")):
+    os.environ["AR_EXTENSION"] = os.path.join(ROOT, os.environ["AR_EXTENSION"])
 
 import fixture  # noqa: E402  (tests/datasette/fixture.py)
 

@@ -10,6 +10,8 @@ import sqlite3
 from datasette.utils import escape_sqlite, sqlite_timelimit, tilde_decode, tilde_encode, urlsafe_components
 from datasette.utils.asgi import BadRequest, Forbidden, NotFound, Response
 
+from .. import tracking
+
 PLUGIN = "sqlite-arrayrecord"
 PREFIX = "/-/arrayrecord"
 # The plugin's own queries read whole records (ar_inspect, ar_compare,
@@ -198,3 +200,7 @@ def int_param(request, name, default, lo, hi):
     if not lo <= v <= hi:
         raise BadRequest(f"{name} must be an integer from {lo} to {hi}, got {v}")
     return v
+
+
+# JSON text from the database, or None when it is not JSON (the notebook's reader's).
+loads = tracking._loads
