@@ -140,6 +140,14 @@ def _loads(text):
         return None
 
 
+def _text(v):
+    """A setting's value as the runs pages and the exporters write it: a
+    string as it is, anything else as JSON (0.05, true, [1, 2]), "" for none."""
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else json.dumps(v)
+
+
 def _number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 

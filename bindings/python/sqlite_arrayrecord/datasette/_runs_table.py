@@ -8,7 +8,6 @@ of its own, how the run ended, notes. Sorted by any column (?_sort=COLUMN,
 ended and by any setting or run-config key (?strategy=FedAdam&settings.eta=0.05),
 and a GET form of ticked runs leading to the comparison of 2 to 8 of them."""
 
-import json
 from urllib.parse import urlencode
 
 from datasette.utils import tilde_encode
@@ -35,14 +34,7 @@ def short_class(strategy):
     return (strategy or "").rsplit(".", 1)[-1]
 
 
-def value_text(v):
-    """A setting's value as the page shows and filters it: a string as it
-    is, anything else as JSON (0.05, true, [1, 2], "" for none)."""
-    if v is None:
-        return ""
-    if isinstance(v, str):
-        return v
-    return json.dumps(v)
+value_text = tracking._text  # a setting's value as the page shows and filters it
 
 
 def ended_text(row):

@@ -61,8 +61,7 @@ def millis(text):
     return None if t is None else int(round(t.timestamp() * 1000))
 
 
-def value_text(v):
-    return v if isinstance(v, str) else json.dumps(v)
+value_text = tracking._text  # as the runs table shows it
 
 
 def params(run):
