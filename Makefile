@@ -200,6 +200,22 @@ $(DSENV)/.installed: tests/datasette/constraints.txt bindings/python/pyproject.t
 	@$(DSENV)/bin/python -c "import datasette.version, selenium, flwr; print('build/datasette: datasette', datasette.version.__version__, 'selenium', selenium.__version__, 'flwr', flwr.__version__)"
 	@touch $@
 
+# The tracking environment (tests/run tracking: the MLflow and TensorBoard
+# exporters, sqlite_arrayrecord.export, and the notebook example):
+# build/tracking, a virtual environment from Debian's python3 as build/flwr,
+# holding MLflow 3.17.2 (its server, with a SQLite store, is what the tests
+# export to; the exporter uses only the client, mlflow-skinny), TensorBoard
+# 2.21.0 (`tensorboard --logdir` and its event reader), flwr 1.42.0 (the
+# test database is written by LoggingStrategy), every version pinned in
+# tests/tracking/constraints.txt, and this package installed editable.
+TRENV := $(BUILD)/tracking
+.PHONY: tracking-env
+tracking-env: $(TRENV)/.installed $(EXT)
+$(TRENV)/.installed: tests/tracking/constraints.txt bindings/python/pyproject.toml bindings/python/setup.py
+	$(call PY_ENV,$(TRENV),tests/tracking/constraints.txt,mlflow==3.17.2 tensorboard==2.21.0 flwr==1.42.0)
+	@$(TRENV)/bin/python -c "import mlflow, tensorboard, flwr; print('build/tracking: mlflow', mlflow.__version__, 'tensorboard', tensorboard.__version__, 'flwr', flwr.__version__)"
+	@touch $@
+
 # examples/flower_app on a real local federation (a SuperLink and two
 # SuperNodes on 127.0.0.1), logged with LoggingStrategy into
 # build/flower-demo.db, then the views and a few sql/queries.sql recipes.

@@ -18,6 +18,16 @@ Datasette without it and against the SQL it stands on, every Datasette a real
                over the same row (Python's sqlite3 with the extension, same
                file). Target <= 3x.
 
+  runs table   /-/arrayrecord/speed/runs over 200 logged runs of 20 rounds
+               (final global models of 1 MB; --quick: 50 runs), against
+               sqlite_arrayrecord.runs(db), the rows it shows, read by Python.
+               Target <= 2 s.
+  runs compared /-/arrayrecord/speed/runs/compare?runs=1,...,8: 8 runs of 100
+               rounds (final models of 1 MB), a chart per metric and the 28
+               pairs of final models per layer, against reading the 8 final
+               models once and 28 ar_compare passes over those bytes (Python's
+               sqlite3). Target <= 2 s.
+
 The sides run in turns (A B A B ...) after a warm-up each, and the median of
 the runs is reported. The databases live in the bench's temporary directory
 and are deleted at the end of each part.
@@ -26,6 +36,7 @@ and are deleted at the end of each part.
 """
 
 import io
+import json
 import os
 import sqlite3
 import sys
@@ -196,11 +207,147 @@ def record_page(tmp, quick, report, note):
     )
 
 
+def logged_runs(path, nruns, nrounds, model_bytes):
+    """A database of sql/schema.sql holding nruns runs of nrounds rounds as
+    LoggingStrategy writes them (settings, run config, three metrics a
+    family, bytes, timings, a Flower run each), each run's final global
+    model a record of about model_bytes (ten float32 layers), round 0's a
+    small one."""
+    sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+    import sqlite_arrayrecord as sar
+
+    rng = np.random.default_rng(3)
+    layer = model_bytes // 40  # float32 elements of each of the ten layers
+    con = sar.connect(path, detect_types=0)
+    con.execute("PRAGMA page_size = 65536")
+    with open(os.path.join(ROOT, "sql", "schema.sql")) as fh:
+        con.executescript(fh.read())
+    small = record_bytes([(f"layer{i}.weight", np.zeros(4, np.float32)) for i in range(10)])
+    t0 = time.time()
+    stamp = lambda s: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0 + s)) + ".000Z"  # noqa: E731
+    with con:
+        for run in range(1, nruns + 1):
+            settings = {"fraction_train": [0.5, 1.0][run % 2], "eta": 0.01 * (run % 7), "min_train_nodes": 2}
+            con.execute(
+                "INSERT INTO runs(run, name, started_at, config, strategy, settings, num_rounds, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run,
+                    f"run-{run}",
+                    stamp(0),
+                    json.dumps({"lr": 0.1 * (run % 3 + 1)}),
+                    "flwr.serverapp.strategy.FedAdam",
+                    json.dumps(settings),
+                    nrounds,
+                    stamp(nrounds),
+                ),
+            )
+            con.execute(
+                "INSERT INTO flower_runs(run, segment, flower_run_id, first_round, last_round, started_at, finished_at, ended) "
+                "VALUES (?, 1, ?, 0, ?, ?, ?, 'finished')",
+                (run, 1000 + run, nrounds, stamp(0), stamp(nrounds)),
+            )
+            for rnd in range(nrounds + 1):
+                m = lambda *names: json.dumps({n: float(rng.random()) for n in names})  # noqa: E731
+                con.execute(
+                    "INSERT INTO rounds(run, round, started_at, finished_at, metrics, train_metrics, evaluate_metrics, "
+                    "bytes_sent, bytes_received, timings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run,
+                        rnd,
+                        stamp(rnd),
+                        stamp(rnd + 1),
+                        m("loss", "accuracy", "norm"),
+                        m("train_loss", "steps", "lr"),
+                        m("eval_loss", "eval_acc", "f1"),
+                        10_000_000,
+                        9_000_000,
+                        m("round", "train_replies", "log"),
+                    ),
+                )
+            con.execute("INSERT INTO global_models(run, round, rec) VALUES (?, 0, ?)", (run, small))
+            final = record_bytes(
+                [(f"layer{i}.weight", rng.standard_normal(layer, dtype=np.float32)) for i in range(10)]
+            )
+            con.execute("INSERT INTO global_models(run, round, rec) VALUES (?, ?, ?)", (run, nrounds, final))
+    con.close()
+
+
+def runs_pages(tmp, quick, report, note):
+    """The runs table of 200 runs and the comparison of 8 runs of 100 rounds."""
+    sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+    import sqlite_arrayrecord as sar
+
+    nruns = 50 if quick else 200
+    path = os.path.join(tmp, "speed.db")
+    try:
+        t = time.perf_counter()
+        logged_runs(path, nruns, 20, 1_000_000)
+        print(
+            f"== Datasette runs table, {nruns} runs of 20 rounds (final models of 1 MB; written in"
+            f" {time.perf_counter() - t:.1f} s): page / sqlite_arrayrecord.runs(db)",
+            flush=True,
+        )
+        note("""GET /-/arrayrecord/speed/runs (every run, every final metric) against the rows it shows read
+                in Python by sqlite_arrayrecord.runs(path). In turns, median of 5.""")
+        with Server(path) as ds:
+            table = page(ds, "/-/arrayrecord/speed/runs", 'type="checkbox" name="runs"', times=nruns)
+            rows = lambda: sar.runs(path)  # noqa: E731
+            t_page, t_rows = in_turns_median([table, rows], 5)
+        report(
+            f"runs table, {nruns} runs: {t_page * 1e3:7.1f} ms (runs(db): {t_rows * 1e3:6.1f} ms)",
+            f"{t_page:.2f} s",
+            "<= 2 s",
+            t_page <= 2,
+            "Datasette runs table of 200 runs",
+        )
+    finally:
+        os.remove(path)
+    try:
+        t = time.perf_counter()
+        logged_runs(path, 8, 100, 1_000_000)
+        print(
+            f"== Datasette runs compared, 8 runs of 100 rounds (final models of 1 MB; written in"
+            f" {time.perf_counter() - t:.1f} s): page / 8 model reads + 28 ar_compare",
+            flush=True,
+        )
+        note("""GET /-/arrayrecord/speed/runs/compare?runs=1,...,8: a chart per metric (9), the settings that
+                differ, the final models pair by pair per layer. The floor: the 8 final models read once and
+                ar_compare of the 28 pairs over those bytes, through Python's sqlite3. In turns, median of 5.""")
+        con = sar.connect(path, detect_types=0)
+
+        def floor():
+            models = [
+                con.execute("SELECT rec FROM global_models WHERE run = ? ORDER BY round DESC LIMIT 1", (r,)).fetchone()[
+                    0
+                ]
+                for r in range(1, 9)
+            ]
+            for i in range(8):
+                for j in range(i + 1, 8):
+                    con.execute("SELECT * FROM ar_compare(?, ?)", (models[j], models[i])).fetchall()
+
+        with Server(path) as ds:
+            compare = page(ds, "/-/arrayrecord/speed/runs/compare?runs=1,2,3,4,5,6,7,8", 'class="ar-series"', times=72)
+            t_page, t_floor = in_turns_median([compare, floor], 5)
+        con.close()
+        report(
+            f"runs compared, 8 x 100 rounds: {t_page * 1e3:7.1f} ms (models + ar_compare: {t_floor * 1e3:6.1f} ms)",
+            f"{t_page:.2f} s",
+            "<= 2 s",
+            t_page <= 2,
+            "Datasette comparison of 8 runs of 100 rounds",
+        )
+    finally:
+        os.remove(path)
+
+
 def bench(tmp, quick, report, note):
-    """Both parts, or a SKIP line naming make datasette-env."""
+    """Every part, or a SKIP line naming make datasette-env."""
     if not os.path.exists(DATASETTE):
         print("== Datasette plugin")
         note(f"SKIP: {MISSING}")
         return
+    runs_pages(tmp, quick, report, note)
     table_page(tmp, quick, report, note)
     record_page(tmp, quick, report, note)

@@ -36,8 +36,9 @@ side in one run and printed as ratios (never asserted anywhere).
               the same bytes, and the project's SHA-256 alone, portable and
               SHA-NI (bench/sha256.c); rd_object_id of a RecordDict holding
               that record against hashlib.sha256 over its bytes.
-  datasette   (bench/datasette_speed.py) the Datasette plugin's table page
-              over 1,000 rows of ~1 MB records against Datasette without it,
+  datasette   (bench/datasette_speed.py) the runs table of 200 runs and the
+              comparison of 8 runs of 100 rounds (2 s targets), the Datasette
+              plugin's table page over 1,000 rows of ~1 MB records against Datasette without it,
               and its record page of a 999 MB record against length() and one
               ar_stats pass (needs build/datasette: make datasette-env).
 

@@ -62,6 +62,22 @@ def sql():
     return sar.connect(path, detect_types=0)
 
 
+def metric_points(con, runs):
+    """{family/metric: {run: [(round, value)]}} of the rounds' metric JSON
+    columns, read by Python's json (exact): what the comparison's lines hold."""
+    import json
+
+    out = {}
+    for run in runs:
+        for rnd, *cols in con.execute(
+            "SELECT round, train_metrics, evaluate_metrics, metrics FROM rounds WHERE run = ? ORDER BY round", (run,)
+        ):
+            for family, text in zip(("train", "evaluate", "server"), cols):
+                for k, v in (json.loads(text) if text else {}).items():
+                    out.setdefault(f"{family}/{k}", {}).setdefault(run, []).append((float(rnd), float(v)))
+    return out
+
+
 def table_cells(page, column):
     """[inner HTML of the column's cell] of each row of a Datasette table page."""
     return re.findall(rf'<td class="col-{re.escape(column)} type-\w+">(.*?)</td>', page, re.S)

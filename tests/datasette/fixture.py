@@ -14,6 +14,16 @@ at, written like a real run (a helper, not a test module):
   2 and 3, a smaller, late update otherwise); run 2 is FedAvg over 2 rounds
   of the same clients, under a hostile name (HOSTILE) with a hostile
   string in its run config.
+- Run 3 "fedadam-resumed" is FedAdam(eta=0.05) over 4 rounds of the same
+  clients, as a subclass carrying a hostile string among its settings; its
+  first Flower run fails in round 3 (the grid raises) and a second one
+  resumes it to the end; its replies carry each node's "partition-id"
+  (node 101 is partition 0, ...), so clients.info labels the clients, and
+  its server-side metrics include one under a hostile name.
+- Runs 4 "fleet-100" and 5 "pair-2" are FedAvg over 2 rounds of 100 and 2
+  nodes whose ids are Flower's 19- and 20-digit numbers (FLEET, PAIR; some
+  above 2**63), each answering as node 101 + i % 5 above: the heatmaps'
+  client axes at both sizes.
 - npy_cells(id, name, arr NPY): .npy cells, a malformed and a truncated one.
 - records(id, name, rec ARRAYRECORD): standalone ArrayRecords, hostile keys,
   a malformed and a truncated record, an empty record x''.
@@ -50,6 +60,9 @@ DB_NAME = "fixture"  # Datasette's name of the database (the file's stem)
 NODES = (101, 102, 103, 104, 105)
 STRAGGLER, POISONED = 104, 105
 KRUM_F = 1
+# Node ids as Flower draws them (uint64): 19 and 20 digits.
+FLEET = tuple(int(i) for i in np.random.default_rng(5).integers(10**18, 2**64 - 1, 100, dtype=np.uint64))
+PAIR = (12345678901234567890, 9876543210987654321)
 
 
 def initial_model():
@@ -69,14 +82,22 @@ def _target():
     return {k: (a + rng.normal(0, 0.5, a.shape)).astype(a.dtype) for k, a in initial_model().items()}
 
 
-def make_answer():
-    """Each node's ClientApp: deterministic in (node, round, arrays received)."""
-    from flwr.app import Array, ArrayRecord, Error, MetricRecord, RecordDict
+def make_answer(partition=False):
+    """Each node's ClientApp: deterministic in (node, round, arrays received);
+    partition=True: each reply carries the node's "partition-id" in a
+    ConfigRecord, as a simulated ClientApp's node_config gives it."""
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Error, MetricRecord, RecordDict
     from flwr.common.constant import ErrorCode
 
     target = _target()
 
     def answer(node, msg):
+        out = _answer(node, msg)
+        if partition and isinstance(out, RecordDict):
+            out["config"] = ConfigRecord({"partition-id": node - 101})
+        return out
+
+    def _answer(node, msg):
         rnd = int(msg.content["config"]["server-round"])
         rng = np.random.default_rng([node, rnd])
         if node == STRAGGLER and rnd in (2, 3):
@@ -110,8 +131,89 @@ def _evaluate_fn(server_round, arrays):
     return MetricRecord({"server_loss": 1.0 / (server_round + 1), "fc_norm": float(np.linalg.norm(w))})
 
 
+def _evaluate_fn_hostile(server_round, arrays):
+    from flwr.app import MetricRecord
+
+    metrics = _evaluate_fn(server_round, arrays)
+    return MetricRecord({**metrics, HOSTILE: 0.5 + 0.1 * server_round})
+
+
+def _tagged_fedadam():
+    from flwr.serverapp.strategy import FedAdam
+
+    class TaggedFedAdam(FedAdam):
+        """FedAdam with a hostile string among its settings."""
+
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.label = SCRIPT
+
+    TaggedFedAdam.__module__, TaggedFedAdam.__qualname__ = __name__, "TaggedFedAdam"
+    return TaggedFedAdam
+
+
+def log_resumed_run(db):
+    """Run 3: its first Flower run fails in round 3, a second one resumes it."""
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Context, RecordDict
+    from stub_grid import StubGrid, quiet_flower, server_identity
+
+    from sqlite_arrayrecord.flower import LoggingStrategy
+
+    answer = make_answer(partition=True)
+
+    def failing(node, msg):
+        if int(msg.content["config"]["server-round"]) == 3:
+            raise RuntimeError("the grid lost its connection")
+        return answer(node, msg)
+
+    config = {"lr": 0.05, "model": "conv"}
+    cls = _tagged_fedadam()
+    for attempt, (run_id, node_fn) in enumerate(((502, failing), (503, answer))):
+        grid = StubGrid(run_id=run_id, nodes={n: node_fn for n in NODES})
+        context = Context(run_id=run_id, node_id=1, node_config={}, state=RecordDict(), run_config=config)
+        random.seed(42)
+        np.random.seed(42)
+        logged = LoggingStrategy(
+            cls(eta=0.05), db, "fedadam-resumed", context=context, resume=attempt > 0, notes="fixture run 3"
+        )
+        initial = ArrayRecord({k: Array(a) for k, a in initial_model().items()})
+        with server_identity(grid), quiet_flower():
+            try:
+                logged.start(
+                    grid=grid,
+                    initial_arrays=initial,
+                    num_rounds=4,
+                    train_config=ConfigRecord({"lr": config["lr"]}),
+                    evaluate_fn=_evaluate_fn_hostile,
+                )
+            except RuntimeError:
+                assert attempt == 0
+
+
+def log_fleets(db):
+    """Runs 4 and 5: FedAvg over 100 and 2 nodes of Flower-sized ids."""
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Context, RecordDict
+    from flwr.serverapp.strategy import FedAvg
+    from stub_grid import StubGrid, quiet_flower, server_identity
+
+    from sqlite_arrayrecord.flower import LoggingStrategy
+
+    base = make_answer()
+    for i, (name, ids) in enumerate((("fleet-100", FLEET), ("pair-2", PAIR))):
+        index = {n: k for k, n in enumerate(ids)}
+        nodes = {n: (lambda node, msg, index=index: base(101 + index[node] % 5, msg)) for n in ids}
+        grid = StubGrid(run_id=504 + i, nodes=nodes)
+        context = Context(run_id=504 + i, node_id=1, node_config={}, state=RecordDict(), run_config={"lr": 0.1})
+        random.seed(42)
+        np.random.seed(42)
+        logged = LoggingStrategy(FedAvg(), db, name, context=context, notes=f"{len(ids)} nodes")
+        initial = ArrayRecord({k: Array(a) for k, a in initial_model().items()})
+        with server_identity(grid), quiet_flower():
+            logged.start(grid=grid, initial_arrays=initial, num_rounds=2, train_config=ConfigRecord({"lr": 0.1}))
+
+
 def log_runs(db):
-    """The two logged runs (Krum, then FedAvg) into db."""
+    """The logged runs (Krum, FedAvg, FedAdam resumed, the fleets) into db."""
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, RecordDict
     from flwr.serverapp.strategy import FedAvg, Krum
     from stub_grid import StubGrid, quiet_flower, server_identity
@@ -137,6 +239,8 @@ def log_runs(db):
                 train_config=ConfigRecord({"lr": config["lr"]}),
                 evaluate_fn=_evaluate_fn,
             )
+    log_resumed_run(db)
+    log_fleets(db)
 
 
 # {"h": BF16 [3], "z": F16 [2]} as safetensors bytes

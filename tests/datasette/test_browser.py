@@ -375,3 +375,107 @@ def test_browser():
             page.clean()
         finally:
             driver.quit()
+
+
+LINES_JS = """
+return Array.from(document.querySelectorAll('div.ar-metric'), div => {
+  const svg = div.querySelector('svg'); const r = svg.getBoundingClientRect();
+  const series = Array.from(svg.querySelectorAll('g.ar-series'), g => {
+    const path = g.querySelector('path');
+    return [g.dataset.run, path ? path.getAttribute('stroke') : null,
+            Array.from(g.querySelectorAll('circle'), c => [c.dataset.x, c.dataset.y])];
+  });
+  const legend = Array.from(svg.querySelectorAll('g.ar-legend'), g =>
+    [g.dataset.run, g.querySelector('rect').getAttribute('fill'), g.querySelector('title').textContent]);
+  return [div.dataset.metric, [r.width, r.height], series, legend];
+});
+"""
+
+
+def check_runs_table(page, con, path):
+    """The runs table: every final metric, the rounds and bytes of each run
+    are sqlite_arrayrecord.runs(db)'s, exactly."""
+    import sqlite_arrayrecord as sar
+
+    want = {r["run"]: r for r in sar.runs(path)}
+    rows = page.driver.execute_script(ROWS_JS, "tr[data-run]", "data-run")
+    assert sorted(int(r["attr"]) for r in rows) == sorted(want), rows
+    for row in rows:
+        w = want[int(row["attr"])]
+        for col, (value, _) in row["cells"].items():
+            if col == "ended":
+                assert value == w["ended"], (col, value)
+            elif col in ("rounds", "bytes_sent", "bytes_received"):
+                assert int(value) == w[col], (col, value)
+            else:
+                assert (float(value) if value else None) == w[col], (row["attr"], col, value, w[col])
+
+
+def check_runs_compare(page, con, runs):
+    """The compare page's lines, read from the DOM: each run's points are its
+    rounds' values to the bit, each line in its legend entry's colour, the
+    legend naming the run, every chart drawn."""
+    names = dict(con.execute("SELECT run, name FROM runs"))
+    from dsenv import metric_points
+
+    expected = metric_points(con, runs)
+    charts = page.driver.execute_script(LINES_JS)
+    assert sorted(c[0] for c in charts) == sorted(expected), [c[0] for c in charts]
+    for metric, (w, h), series, legend in charts:
+        assert w > 0 and h > 0, metric
+        assert [int(r) for r, _, _ in series] == runs and [int(r) for r, _, _ in legend] == runs, metric
+        colours = {int(r): fill for r, fill, _ in legend}
+        for run_text, stroke, dots in series:
+            run = int(run_text)
+            assert [(float(x), float(y)) for x, y in dots] == expected[metric].get(run, []), (metric, run)
+            assert stroke in (None, colours[run]), (metric, run, stroke, colours[run])
+        assert {int(r): name for r, _, name in legend} == {r: names[r] for r in runs}, metric
+
+
+def check_client_axes(page, n):
+    """Every client heatmap's row labels lie inside their chart (none cut off
+    at the left edge) and show at least the rows that fit."""
+    boxes = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg.ar-chart'), svg => {"
+        " if (!svg.querySelector('desc').textContent.startsWith('heatmap of')) return null;"
+        " const left = svg.getBoundingClientRect().left;"
+        " return Array.from(svg.querySelectorAll('text'), t => t.querySelector('title') ? [t.getBoundingClientRect().left - left, t.textContent] : null).filter(x => x);"
+        "}).filter(x => x);"
+    )
+    assert len(boxes) == 3, len(boxes)
+    for labels in boxes:
+        assert len(labels) >= min(n, 30), len(labels)
+        assert all(x >= 0 for x, _ in labels), [lab for lab in labels if lab[0] < 0][:3]
+
+
+def test_browser_runs():
+    """The runs table, two runs ticked and compared, the client axes of the
+    runs of 2 and 100 clients; screenshots of the runs table and the comparison."""
+    if not os.path.exists(os.path.join(ROOT, "build", "datasette", "bin", "datasette")):
+        raise runner.Skip(MISSING)
+    from selenium.webdriver.common.by import By
+
+    path, md, con = fixture()
+    with Server(path, "--metadata", md) as ds:
+        driver = browser()
+        try:
+            page = open_page(driver, ds.url("/-/arrayrecord/fixture/runs"), "runs")
+            check_runs_table(page, con, path)
+            page.shot()
+            for run in (1, 3, 2):
+                driver.find_element(By.CSS_SELECTOR, f'input[name="runs"][value="{run}"]').click()
+            driver.find_element(By.CSS_SELECTOR, 'form[action$="/runs/compare"] button[type="submit"]').click()
+            page = Page(driver, "runs-compare")
+            assert "runs=1&runs=2&runs=3" in driver.current_url, driver.current_url
+            assert not driver.title.startswith("Error"), page.text()[:300]
+            page.clean()
+            check_runs_compare(page, con, [1, 2, 3])
+            assert page.charts("svg.ar-chart") >= 9
+            page.shot()
+            for s in HOSTILE:
+                assert s in page.text(), f"compare: {s!r} is not shown as text"
+            for run, n in ((5, 2), (4, 100)):
+                page = open_page(driver, ds.url(f"/-/arrayrecord/fixture/runs/{run}"), f"run-{n}-clients")
+                check_client_axes(page, n)
+        finally:
+            driver.quit()

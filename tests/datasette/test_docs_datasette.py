@@ -5,13 +5,10 @@ the plain ones with Debian's python3, which has no Datasette), and what a
 `print(...)  # expected` line says it prints, it prints. Code that imports
 the plugin is fenced ```python datasette, never norun."""
 
-import contextlib
-import io
-import os
 import re
 import tempfile
 
-from test_readme import FLOWER_DOCS, ROOT, python_blocks  # tests/python, on the runner's path
+from test_readme import FLOWER_DOCS, python_blocks, run_block_in  # tests/python, on the runner's path
 
 
 def blocks():
@@ -22,18 +19,8 @@ def test_datasette_blocks_run():
     found = blocks()
     assert found, "no ```python datasette block in the docs"
     for doc, line, code in found:
-        out = io.StringIO()
         with tempfile.TemporaryDirectory() as tmp:
-            cwd = os.getcwd()
-            os.chdir(tmp)
-            try:
-                with contextlib.redirect_stdout(out):
-                    exec(compile("\n" * line + code, os.path.join(ROOT, doc), "exec"), {"__name__": "docs"})
-            finally:
-                os.chdir(cwd)
-        printed = out.getvalue().splitlines()
-        for want in (m.group(1).strip() for m in re.finditer(r"^print\(.*\)  # (.*)$", code, re.M)):
-            assert want in printed, (doc, line, want, printed)
+            run_block_in(doc, line, code, tmp)
 
 
 def test_plugin_code_is_fenced_python_datasette():

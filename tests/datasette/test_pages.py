@@ -166,6 +166,7 @@ ROUTES = (
     "/-/arrayrecord",
     "/-/arrayrecord/fixture/runs",
     "/-/arrayrecord/fixture/runs/1",
+    "/-/arrayrecord/fixture/runs/compare?runs=1,3",
     "/-/arrayrecord/fixture/compare?a=records/1/rec&b=records/4/rec",
     "/-/arrayrecord/fixture/records/1/rec",
     "/-/arrayrecord/fixture/records/1/rec/array?pos=0",
@@ -183,7 +184,11 @@ def test_forbidden_table_is_403_on_every_route():
     # a cell of the forbidden table read through SQL is still shown (Datasette's rule for queries)
     # the run pages need every logged-run table
     ds = datasette({"databases": {"fixture": {"tables": {"replies": {"allow": False}}}}})
-    for url in ("/-/arrayrecord/fixture/runs", "/-/arrayrecord/fixture/runs/1"):
+    for url in (
+        "/-/arrayrecord/fixture/runs",
+        "/-/arrayrecord/fixture/runs/1",
+        "/-/arrayrecord/fixture/runs/compare?runs=1,3",
+    ):
         assert get(url, ds=ds).status_code == 403, url
     # a forbidden database: every route of it
     ds = datasette({"databases": {"fixture": {"allow": False}}})

@@ -23,7 +23,8 @@ CHECK = r"""
 import importlib, json, os, sys, tempfile
 out = {}
 import sqlite_arrayrecord as sar
-for name in ("npy", "record", "recorddict", "torch", "_extension", "_protobuf", "datasette", "datasette.svg",
+for name in ("npy", "record", "recorddict", "torch", "tracking", "_extension", "_protobuf", "__main__", "export",
+             "export._source", "export._cli", "datasette", "datasette.svg",
              "flower", "flower.logging_strategy", "flower.result", "flower.errors", "flower.check", "flower._round_log",
              "flower._runs", "flower._state", "flower._database", "flower._wire"):
     mod = importlib.import_module("sqlite_arrayrecord." + name)
@@ -69,6 +70,9 @@ def test_the_wheel_installs_and_imports_every_public_module():
             "sqlite_arrayrecord/flower/__init__.py",
             "sqlite_arrayrecord/flower/logging_strategy.py",
             "sqlite_arrayrecord/datasette/templates/arrayrecord_run.html",
+            "sqlite_arrayrecord/datasette/templates/arrayrecord_runs_compare.html",
+            "sqlite_arrayrecord/export/mlflow.py",
+            "sqlite_arrayrecord/export/tensorboard.py",
         ):
             assert want in names, (want, names)
         assert "sqlite_arrayrecord/flower.py" not in names, names  # a package now

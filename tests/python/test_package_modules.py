@@ -45,12 +45,13 @@ LAYOUT = {
     "record": ["to_record", "from_record", "NUMPY_STYPE", "SAFETENSORS_STYPE"],
     "recorddict": ["to_recorddict", "from_recorddict", "MetricRecord", "ConfigRecord"],
     "torch": ["from_state_dict", "to_state_dict"],
+    "tracking": ["runs", "rounds"],
 }
 # The package's __all__ as it has always been (the two constants are public
 # but were never in it).
 PACKAGE_ALL = (
     "loadable_path load connect register ExtensionLoadingUnavailable to_npy from_npy to_record from_record "
-    "from_state_dict to_state_dict to_recorddict from_recorddict MetricRecord ConfigRecord"
+    "from_state_dict to_state_dict to_recorddict from_recorddict MetricRecord ConfigRecord runs rounds"
 ).split()
 
 
@@ -63,6 +64,11 @@ FLOWER_LAYOUT = {
     "check": ["check_log"],
 }
 FLOWER_PRIVATE = {"__init__", "_database", "_round_log", "_runs", "_state", "_wire"}
+# The export package's public names, by the module that defines them (each
+# the only importer of its tool), and its private modules.
+EXPORT_LAYOUT = {"mlflow": ["to_mlflow"], "tensorboard": ["to_tensorboard"]}
+EXPORT_PRIVATE = {"__init__", "_source", "_cli"}
+TOOLS = {"mlflow": "mlflow", "tensorboard": "tensorboard"}  # module -> the tool it alone imports
 
 
 def package_modules(sub=""):
@@ -78,6 +84,11 @@ def test_import_imports_neither_torch_nor_flwr():
         + "; print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'flwr')), "
         "'sqlite_arrayrecord.torch' in first)"
     )
+    assert isolated(script) == "[] True"
+
+
+def isolated(script):
+    """What a script prints in a Python of its own that imports this checkout's package."""
     out = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
@@ -85,7 +96,28 @@ def test_import_imports_neither_torch_nor_flwr():
         env=dict(os.environ, PYTHONPATH=PKG_SRC),
         check=True,
     )
-    assert out.stdout.strip() == "[] True", out
+    return out.stdout.strip()
+
+
+def test_only_the_exporters_import_their_tools():
+    """export/mlflow.py alone imports mlflow, export/tensorboard.py alone
+    tensorboard (at its top); importing the package, the export package
+    and its other modules imports neither (nor does the CLI's entry)."""
+    for sub in ("", "flower", "datasette", "export"):
+        for name in package_modules(sub):
+            with open(os.path.join(PKG_DIR, sub, name + ".py"), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            used = imported_modules(tree, False) & set(TOOLS.values())
+            if sub == "export" and name in TOOLS:
+                assert imported_modules(tree, True) & set(TOOLS.values()) == {TOOLS[name]}, (sub, name)
+            else:
+                assert not used, (sub, name, used)
+    script = (
+        "import sys, sqlite_arrayrecord, sqlite_arrayrecord.export, sqlite_arrayrecord.export._source, "
+        "sqlite_arrayrecord.export._cli, sqlite_arrayrecord.__main__; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlflow', 'tensorboard')))"
+    )
+    assert isolated(script) == "[]"
 
 
 def imported_modules(tree, top_level_only):
@@ -120,8 +152,11 @@ def test_no_module_imports_flwr_and_torch_only_lazily():
 
 def test_public_names_in_their_module_and_the_package():
     assert sar.__all__ == PACKAGE_ALL
-    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf"}
+    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "__main__"}
     assert set(package_modules("flower")) == set(FLOWER_LAYOUT) | FLOWER_PRIVATE
+    assert set(package_modules("export")) == set(EXPORT_LAYOUT) | EXPORT_PRIVATE
+    export = importlib.import_module("sqlite_arrayrecord.export")
+    assert sorted(export.__all__) == sorted(n for names in EXPORT_LAYOUT.values() for n in names)
     everything = []
     for modname, names in LAYOUT.items():
         mod = importlib.import_module("sqlite_arrayrecord." + modname)
@@ -139,9 +174,10 @@ def test_public_names_in_their_module_and_the_package():
     with open(os.path.join(PKG_SRC, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     layout = readme.split("## Modules", 1)[1].split("\n## ", 1)[0]
-    for modname in set(LAYOUT) | {"_protobuf"} | set(FLOWER_LAYOUT) | FLOWER_PRIVATE - {"__init__"}:
+    modules = set(LAYOUT) | {"_protobuf", "__main__"} | set(FLOWER_LAYOUT) | FLOWER_PRIVATE | set(EXPORT_LAYOUT)
+    for modname in (modules | EXPORT_PRIVATE) - {"__init__"}:
         assert f"`{modname}.py`" in layout, modname
-    assert "| `flower/` |" in layout and "| `datasette/` |" in layout
+    assert "| `flower/` |" in layout and "| `datasette/` |" in layout and "| `export/` |" in layout
     # its example runs and prints what its comment says
     (code,) = re.findall(r"```python\n(.*?)```", layout, re.S)
     out = io.StringIO()

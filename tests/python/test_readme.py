@@ -17,7 +17,9 @@ A ```python block runs here, with Debian's python3 (no Flower). Its fence
 names its kind: ```python norun is not run; ```python flower is Flower code,
 run against flwr 1.42 by tests/flower/test_readme_flower.py; ```python
 datasette is code of the Datasette plugin, run with Datasette 0.65 by
-tests/datasette/test_docs_datasette.py. Code that
+tests/datasette/test_docs_datasette.py; ```python tracking is notebook and
+exporter code, run with pandas, matplotlib, MLflow and TensorBoard by
+tests/tracking/test_docs_tracking.py. Code that
 imports flwr must be ```python flower, in README.md, docs/*.md and
 bindings/python/README.md alike: Flower code never hides behind norun.
 """
@@ -52,7 +54,7 @@ DOCS = doc_files()
 SQL_DOCS = ["README.md", os.path.join("docs", "reference.md")]
 # Where Flower code may appear: the documents above and the package's README.
 FLOWER_DOCS = DOCS + [os.path.join("bindings", "python", "README.md")]
-PYTHON_KINDS = ("", "norun", "flower", "datasette")
+PYTHON_KINDS = ("", "norun", "flower", "datasette", "tracking")
 
 
 def python_blocks(docs):
@@ -64,6 +66,26 @@ def python_blocks(docs):
         for m in re.finditer(r"^([ \t]*)```python([^\n]*)\n(.*?)^[ \t]*```", text, re.S | re.M):
             line = text.count("\n", 0, m.start()) + 1
             yield doc, line, m.group(2).strip(), textwrap.dedent(m.group(3))
+
+
+def run_block_in(doc, line, code, folder):
+    """Runs a ```python block of doc (at line) in folder, its output captured,
+    and checks that what each `print(...)  # expected` line says it prints,
+    it prints."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile("\n" * line + code, os.path.join(ROOT, doc), "exec"), {"__name__": "docs"})
+    finally:
+        os.chdir(cwd)
+    printed = out.getvalue().splitlines()
+    for want in (m.group(1).strip() for m in re.finditer(r"^print\(.*\)  # (.*)$", code, re.M)):
+        assert want in printed, (doc, line, want, printed)
 
 
 def imports_flwr(code):
@@ -162,7 +184,9 @@ def test_readme_python_examples_run():
             unknown.append(f"{doc} line {line}: ```python {kind}")
         elif kind == "":
             blocks.append((doc, line, code))
-    assert not unknown, "unknown kinds of ```python block (known: '', norun, flower, datasette):\n" + "\n".join(unknown)
+    assert not unknown, (
+        "unknown kinds of ```python block (known: " + ", ".join(map(repr, PYTHON_KINDS)) + "):\n" + "\n".join(unknown)
+    )
     assert blocks, "no python examples in README"
     # tests/run names the library relative to the root; the blocks run elsewhere
     ext = os.environ["AR_EXTENSION"] = os.path.join(ROOT, EXT)

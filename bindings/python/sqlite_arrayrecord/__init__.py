@@ -21,6 +21,10 @@ PyTorch:    from_state_dict(state_dict) -> bytes, to_state_dict(blob) -> dict of
             rounded to nearest)
 sqlite3:    register() makes ndarrays bind as .npy BLOBs and converts columns
             declared NPY and ARRAYRECORD (connect() calls it).
+Runs:       runs(db) -> one row per logged run (settings, final metrics, how it
+            ended), rounds(db, run) -> one row per round (metrics, bytes,
+            timings): tidy rows of a database LoggingStrategy wrote, a list
+            of dicts or (frame=True) a pandas DataFrame
 
 Records are built and read here in Python, byte-identical to the extension's
 ar() and to Flower's serde; nothing is ever unpickled. The readers take
@@ -32,8 +36,8 @@ torch.
 The code lives in one module a job, and every name above can be imported
 from its module too: _extension (loading, register), npy, record (with
 NUMPY_STYPE and SAFETENSORS_STYPE), recorddict (with MetricRecord and
-ConfigRecord), torch (which imports torch only when called), and
-_protobuf, the wire format record and recorddict share.
+ConfigRecord), torch (which imports torch only when called), tracking
+(runs, rounds), and _protobuf, the wire format record and recorddict share.
 """
 
 from ._extension import ExtensionLoadingUnavailable, connect, load, loadable_path, register
@@ -43,6 +47,7 @@ from .record import SAFETENSORS_STYPE as SAFETENSORS_STYPE
 from .record import from_record, to_record
 from .recorddict import ConfigRecord, MetricRecord, from_recorddict, to_recorddict
 from .torch import from_state_dict, to_state_dict
+from .tracking import rounds, runs
 
 __all__ = [
     "loadable_path",
@@ -60,6 +65,8 @@ __all__ = [
     "from_recorddict",
     "MetricRecord",
     "ConfigRecord",
+    "runs",
+    "rounds",
 ]
 
 

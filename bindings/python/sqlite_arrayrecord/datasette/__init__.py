@@ -12,7 +12,7 @@ Its hooks (Datasette's, not called directly): ``prepare_connection`` loads
 the extension into every connection Datasette opens; ``render_cell`` shows
 ArrayRecord, RecordDict and .npy cells from their headers, linked to their
 pages; ``register_routes`` adds the read-only pages under /-/arrayrecord
-(record, array, downloads, compare, runs); ``database_actions`` links a
+(record, array, downloads, compare, the runs table, a run, runs compared); ``database_actions`` links a
 database that holds logged runs to its runs page; ``extra_css_urls`` adds
 the cells' style sheet. The module ``svg`` draws the charts.
 """
@@ -22,7 +22,7 @@ from datasette.utils import tilde_encode
 from datasette.utils.asgi import Response
 
 from .._extension import load
-from . import _cells, _compare, _record, _runs, _web
+from . import _cells, _compare, _record, _runs, _runs_compare, _runs_table, _web
 
 _CELL = r"(?P<database>[^/]+)/(?P<table>[^/]+)/(?P<pks>[^/]+)/(?P<column>[^/.]+)"
 
@@ -61,7 +61,8 @@ def register_routes(datasette):
     p = "^" + _web.PREFIX
     return [
         (p + r"/?$", _index),
-        (p + r"/(?P<database>[^/]+)/runs$", _runs.runs_page),
+        (p + r"/(?P<database>[^/]+)/runs$", _runs_table.runs_page),
+        (p + r"/(?P<database>[^/]+)/runs/compare$", _runs_compare.compare_page),
         (p + r"/(?P<database>[^/]+)/runs/(?P<run>[^/]+)$", _runs.run_page),
         (p + r"/(?P<database>[^/]+)/compare$", _compare.compare_page),
         (p + "/" + _CELL + r"$", _record.record_page),

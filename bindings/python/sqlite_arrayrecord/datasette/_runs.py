@@ -1,16 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The run pages of a database written by LoggingStrategy (sql/schema.sql):
-the list of runs, and one run's metrics per round, each client's update
-norm and cosine to the aggregate update, Krum scores, bytes per round and
-the global model of every round."""
-
-import math
+"""The run page of a database written by LoggingStrategy (sql/schema.sql):
+one run's metrics per round, each client's update norm and cosine to the
+aggregate update, Krum scores, bytes per round and the global model of
+every round; and what the runs pages share (the logged-run tables present,
+their permission checks). The runs table is _runs_table's, the comparison
+of runs _runs_compare's."""
 
 from datasette.utils import tilde_encode
 from datasette.utils.asgi import BadRequest, NotFound, Response
 from markupsafe import Markup
 
-from . import _web, svg
+from ..tracking import _ROUND_COLUMNS, _SEGMENT_COLUMNS, _flower_id, _update_stats
+from . import _clients, _web, svg
 
 REQUIRED = ("runs", "rounds", "global_models")
 RUN_COLUMNS = (
@@ -25,28 +26,8 @@ RUN_COLUMNS = (
     "finished_at",
     "flower_run_id",
 )
-FLOWER_RUN_COLUMNS = (
-    "segment",
-    "flower_run_id",
-    "first_round",
-    "last_round",
-    "started_at",
-    "finished_at",
-    "ended",
-    "error",
-)
-ROUND_COLUMNS = (
-    "round",
-    "metrics",
-    "train_metrics",
-    "evaluate_metrics",
-    "replies",
-    "errors",
-    "bytes_sent",
-    "bytes_received",
-    "started_at",
-    "finished_at",
-)
+FLOWER_RUN_COLUMNS = _SEGMENT_COLUMNS
+ROUND_COLUMNS = _ROUND_COLUMNS
 ROBUST = ("Krum", "MultiKrum", "Bulyan")
 DEFAULT_F = 1
 
@@ -57,7 +38,7 @@ async def schema(db):
     _, rows = await _web.query(
         db,
         "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN "
-        "('runs', 'rounds', 'global_models', 'replies', 'client_updates', 'flower_runs')",
+        "('runs', 'rounds', 'global_models', 'replies', 'client_updates', 'flower_runs', 'clients')",
     )
     out = {}
     for (name,) in rows:
@@ -71,13 +52,13 @@ async def has_runs(db):
     return all(t in s for t in REQUIRED) and "run" in s["runs"]
 
 
-async def _checked_schema(datasette, request, db):
+async def checked_schema(datasette, request, db):
     await _web.check_database(datasette, request, db)
     s = await schema(db)
     missing = [t for t in REQUIRED if t not in s]
     if missing:
         raise NotFound(f"{db.name} holds no logged runs (sql/schema.sql): no table {', '.join(missing)}")
-    for t in ("runs", "rounds", "global_models", "replies", "flower_runs"):
+    for t in ("runs", "rounds", "global_models", "replies", "flower_runs", "clients"):
         if t in s:
             await _web.check_table(datasette, request, db, t)
     return s
@@ -85,34 +66,6 @@ async def _checked_schema(datasette, request, db):
 
 def _select(columns, present, alias=""):
     return ", ".join(f"{alias}{_web.q(c)}" if c in present else "NULL" for c in columns)
-
-
-@_web.get_only
-async def runs_page(datasette, request):
-    db = _web.database(datasette, request.url_vars["database"])
-    s = await _checked_schema(datasette, request, db)
-    _, rows = await _web.query(
-        db,
-        f"SELECT {_select(RUN_COLUMNS, s['runs'], 'r.')}, "
-        "(SELECT count(*) FROM rounds AS x WHERE x.run = r.run), "
-        "(SELECT max(x.round) FROM global_models AS x WHERE x.run = r.run) FROM runs AS r ORDER BY r.run",
-    )
-    route = tilde_encode(db.route)
-    runs = []
-    for r in rows:
-        d = dict(zip(RUN_COLUMNS + ("rounds", "last_model"), r))
-        d["url"] = datasette.urls.path(f"{_web.PREFIX}/{route}/runs/{d['run']}")
-        runs.append(d)
-    return Response.html(
-        await datasette.render_template(
-            "arrayrecord_runs.html",
-            {
-                **_database_context(datasette, db),
-                "runs": runs,
-            },
-            request=request,
-        )
-    )
 
 
 def _metric_series(rounds, column):
@@ -142,51 +95,21 @@ def _krum_f(run, request):
 
 
 def _order(columns):
-    """(position expression, ORDER BY key) of client_updates: the arrival
-    position of the view of sql/schema.sql, else (an older client_updates
-    table) the insertion order."""
-    return ("pos", "pos") if "pos" in columns else ("NULL", "rowid")
+    """ORDER BY key of client_updates: the arrival position of the view of
+    sql/schema.sql, else (an older client_updates table) the insertion order."""
+    return "pos" if "pos" in columns else "rowid"
 
 
 async def update_stats(db, run, columns):
-    """Per train reply of the run: (round, pos, client, num_examples,
-    update norm |u - p|, cosine of u - p to the aggregate update g - p),
-    with p the previous round's global model and g the round's. Two
-    ar_compare passes per reply and one per round (client_update_stats
-    makes five per reply)."""
-    pos, order = _order(columns)
-    _, per_round = await _web.query(
-        db,
-        "SELECT g.round, (SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(g.rec, p.rec) AS c) "
-        "FROM global_models AS g JOIN global_models AS p ON p.run = g.run AND p.round = g.round - 1 WHERE g.run = :run",
-        {"run": run},
-    )
-    gp2 = dict(per_round)
-    _, rows = await _web.query(
-        db,
-        f"SELECT u.round, {'u.' if pos == 'pos' else ''}{pos}, u.client, u.num_examples, "
-        "(SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(u.rec, p.rec) AS c), "
-        "(SELECT sum(c.norm_diff * c.norm_diff) FROM ar_compare(u.rec, g.rec) AS c) "
-        "FROM client_updates AS u JOIN global_models AS p ON p.run = u.run AND p.round = u.round - 1 "
-        "LEFT JOIN global_models AS g ON g.run = u.run AND g.round = u.round "
-        f"WHERE u.run = :run ORDER BY u.round, u.{order}",
-        {"run": run},
-    )
-    out = []
-    for rnd, pos, client, n, up2, ug2 in rows:
-        norm = math.sqrt(up2) if up2 is not None else None
-        g2 = gp2.get(rnd)
-        cos = None
-        if up2 and g2 and ug2 is not None:
-            cos = (up2 + g2 - ug2) / (2 * math.sqrt(up2) * math.sqrt(g2))
-        out.append({"round": rnd, "pos": pos, "client": client, "num_examples": n, "update_norm": norm, "cosine": cos})
-    return out
+    """Per train reply of the run: its update norm and cosine to the
+    aggregate update (tracking's _update_stats, shared with the exporters)."""
+    return await _web.call(db, lambda conn: _update_stats(conn, run))
 
 
 async def krum_scores(db, run, rounds, f, columns):
     """{round: {client: score}} from ar_krum_scores over each round's
     updates in arrival order, and {round: error text} where it failed."""
-    _, order = _order(columns)
+    order = _order(columns)
     scores, errors = {}, {}
     for rnd in rounds:
         _, clients = await _web.query(
@@ -211,11 +134,6 @@ async def krum_scores(db, run, rounds, f, columns):
     return scores, errors
 
 
-def _flower_id(n):
-    """Flower's unsigned 64-bit id of a stored (signed) one, as Flower prints it."""
-    return None if n is None else n + (1 << 64) if n < 0 else n
-
-
 async def _flower_runs(db, run_id, run, s):
     """The Flower runs that wrote to the run, in order (flower_runs); for a
     database of before that table, the one runs.flower_run_id names."""
@@ -235,7 +153,7 @@ async def _flower_runs(db, run_id, run, s):
     return out
 
 
-def _database_context(datasette, db):
+def database_context(datasette, db):
     """What the runs list's and a run's templates both take of the database."""
     return {"database": db.name, "crumb_database": db.name, "database_url": datasette.urls.database(db.name)}
 
@@ -244,9 +162,11 @@ def _grid(stats_by, clients, rounds):
     return [[stats_by.get((c, r)) for r in rounds] for c in clients]
 
 
-def _client_heatmap(stats_by, clients, rounds, title, value_label, **scale):
-    """A heatmap of one number per (client, round): a row per client, a
-    column per round, each cell titled with its value."""
+def _client_heatmap(stats_by, clients, rounds, title, value_label, axis, **scale):
+    """A heatmap of one number per (client, round): a row per client (its
+    short label, the full id in the label's tooltip: axis), a column per
+    round, each cell titled with its value."""
+    labels, tips = axis
     return Markup(
         svg.heatmap(
             _grid(stats_by, clients, rounds),
@@ -254,11 +174,13 @@ def _client_heatmap(stats_by, clients, rounds, title, value_label, **scale):
             x_label="round",
             y_label="client",
             value_label=value_label,
-            row_labels=clients,
+            row_labels=[labels[c] for c in clients],
+            row_titles=[tips[c] for c in clients],
             row_height=26,
             col_labels=[str(r) for r in rounds],
             cell_titles=[
-                [f"client {c}, round {r}: {svg.format_number(stats_by.get((c, r)))}" for r in rounds] for c in clients
+                [f"client {labels[c]} (node {c}), round {r}: {svg.format_number(stats_by.get((c, r)))}" for r in rounds]
+                for c in clients
             ],
             **scale,
         )
@@ -268,7 +190,7 @@ def _client_heatmap(stats_by, clients, rounds, title, value_label, **scale):
 @_web.get_only
 async def run_page(datasette, request):
     db = _web.database(datasette, request.url_vars["database"])
-    s = await _checked_schema(datasette, request, db)
+    s = await checked_schema(datasette, request, db)
     try:
         run_id = int(request.url_vars["run"])
     except ValueError:
@@ -305,12 +227,20 @@ async def run_page(datasette, request):
     stats = await update_stats(db, run_id, s["client_updates"]) if "client_updates" in s else []
     clients = sorted({u["client"] for u in stats}, key=lambda c: (len(str(c)), str(c)))
     train_rounds = sorted({u["round"] for u in stats})
+    infos = await _web.call(db, lambda conn: _clients.read_infos(conn, clients))
+    labels = _clients.short_labels(clients, infos)
+    tips = {c: _clients.describe(c, labels[c], infos.get(c)) for c in clients}
+    axis = (labels, tips)
+    client_rows = [
+        {"client": c, "label": labels[c], "info": infos.get(c) if isinstance(infos.get(c), dict) else {}}
+        for c in clients
+    ]
     heatmaps = []
     if stats:
         norms = {(u["client"], u["round"]): u["update_norm"] for u in stats}
         coss = {(u["client"], u["round"]): u["cosine"] for u in stats}
         heatmaps.append(
-            _client_heatmap(norms, clients, train_rounds, "update norm |u − p| per client and round", "L2 norm")
+            _client_heatmap(norms, clients, train_rounds, "update norm |u − p| per client and round", "L2 norm", axis)
         )
         heatmaps.append(
             _client_heatmap(
@@ -319,6 +249,7 @@ async def run_page(datasette, request):
                 train_rounds,
                 "cosine of each update to the aggregate update",
                 "cosine",
+                axis,
                 diverging=True,
                 lo=-1.0,
                 hi=1.0,
@@ -332,7 +263,12 @@ async def run_page(datasette, request):
         by = {(c, r): v for r, d in scores.items() for c, v in d.items()}
         heatmaps.append(
             _client_heatmap(
-                by, clients, train_rounds, f"Krum score per client and round (f = {f}; low = central)", "Krum score"
+                by,
+                clients,
+                train_rounds,
+                f"Krum score per client and round (f = {f}; low = central)",
+                "Krum score",
+                axis,
             )
         )
     bytes_chart = None
@@ -372,6 +308,7 @@ async def run_page(datasette, request):
             prev = f"global_models/{tilde_encode(str(run_id))},{tilde_encode(str(u['round'] - 1))}/rec"
             u["compare_url"] = datasette.urls.path(f"{base}/compare?a=replies/{pk}/content&b={prev}")
         u["score"] = scores.get(u["round"], {}).get(u["client"])
+        u["label"] = labels.get(u["client"], u["client"])
         u["fmt"] = {
             k: (svg.format_number(u[k]), repr(u[k]) if u[k] is not None else "")
             for k in ("update_norm", "cosine", "score")
@@ -380,7 +317,7 @@ async def run_page(datasette, request):
         await datasette.render_template(
             "arrayrecord_run.html",
             {
-                **_database_context(datasette, db),
+                **database_context(datasette, db),
                 "runs_url": datasette.urls.path(f"{base}/runs"),
                 "run": run,
                 "flower_runs": flower_runs,
@@ -390,6 +327,7 @@ async def run_page(datasette, request):
                 "bytes_chart": bytes_chart,
                 "models": model_links,
                 "updates": stats,
+                "clients": client_rows,
                 "f": f,
                 "f_source": f_source,
                 "score_errors": sorted(score_errors.items()),

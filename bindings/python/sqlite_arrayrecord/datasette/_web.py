@@ -5,11 +5,12 @@ permission checks, queries with the plugin's own time limit, the declared
 kind of a column, and GET-only views."""
 
 import functools
-import json
 import sqlite3
 
 from datasette.utils import escape_sqlite, sqlite_timelimit, tilde_decode, tilde_encode, urlsafe_components
 from datasette.utils.asgi import BadRequest, Forbidden, NotFound, Response
+
+from .. import tracking
 
 PLUGIN = "sqlite-arrayrecord"
 PREFIX = "/-/arrayrecord"
@@ -70,16 +71,15 @@ async def allowed_table(datasette, actor, db, table):
     return True
 
 
-async def query(db, sql, params=None, limit_ms=TIME_LIMIT_MS):
-    """Runs a fixed query of the plugin on Datasette's read connection (the
-    extension loaded by prepare_connection) with the plugin's time limit:
-    (column names, rows as tuples). A failure of SQLite or of an ar_*
-    function is a 400 with its text."""
+async def call(db, fn, limit_ms=TIME_LIMIT_MS):
+    """Runs fn(conn) on Datasette's read connection (the extension loaded by
+    prepare_connection) with the plugin's time limit, and returns what it
+    returns. A failure of SQLite or of an ar_* function is a 400 with its
+    text."""
 
     def run(conn):
         with sqlite_timelimit(conn, limit_ms):
-            cur = conn.execute(sql, params or {})
-            return [d[0] for d in cur.description or ()], [tuple(r) for r in cur.fetchall()]
+            return fn(conn)
 
     try:
         return await db.execute_fn(run)
@@ -89,6 +89,16 @@ async def query(db, sql, params=None, limit_ms=TIME_LIMIT_MS):
         raise BadRequest(str(e)) from None
     except sqlite3.DatabaseError as e:
         raise BadRequest(str(e)) from None
+
+
+async def query(db, sql, params=None, limit_ms=TIME_LIMIT_MS):
+    """Runs a fixed query of the plugin (call): (column names, rows as tuples)."""
+
+    def run(conn):
+        cur = conn.execute(sql, params or {})
+        return [d[0] for d in cur.description or ()], [tuple(r) for r in cur.fetchall()]
+
+    return await call(db, run, limit_ms)
 
 
 async def table_info(db, table):
@@ -192,11 +202,5 @@ def int_param(request, name, default, lo, hi):
     return v
 
 
-def loads(text):
-    """JSON text from the database, or None when it is not JSON."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return None
+# JSON text from the database, or None when it is not JSON (the notebook's reader's).
+loads = tracking._loads

@@ -27,6 +27,8 @@ _VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231
 _DIVERGING = ((33, 102, 172), (146, 197, 222), (247, 247, 247), (244, 165, 130), (178, 24, 43))
 _NULL_FILL = "#d9d9d9"
 _FONT = 'font-family="sans-serif" font-size="11"'
+_LEGEND_CHARS = 32  # a legend entry's text is cut beyond this
+_CHAR_W = 6.3  # about the width of a character of 11-pixel sans-serif
 
 
 def _t(s):
@@ -153,13 +155,41 @@ def _axes(out, f, xlo, xhi, ylo, yhi, x_label, y_label, xticks=None, yticks=None
     )
 
 
-def _legend(out, f, names):
-    x = f.x0 + 8
-    y = f.y0 + 4
-    for i, name in enumerate(names):
+def _legend(out, f, names, attrs=None, points=()):
+    """The series' names and colours inside the plot area, on a white ground,
+    in the corner that hides the fewest of ``points`` (pixel positions;
+    top left, then top right, bottom left, bottom right on ties); a long
+    name is cut (its whole text in a tooltip)."""
+    shown = [n if len(str(n)) <= _LEGEND_CHARS else str(n)[: _LEGEND_CHARS - 1] + "\u2026" for n in names]
+    w = 22 + _CHAR_W * max((len(str(n)) for n in shown), default=0)
+    h = 14 * len(names) + 4
+    corners = [
+        (f.x0 + 8, f.y0 + 4),
+        (f.x1 - 4 - w, f.y0 + 4),
+        (f.x0 + 8, f.y1 - h),
+        (f.x1 - 4 - w, f.y1 - h),
+    ]
+
+    def hidden(corner):
+        x, y = corner
+        return sum(1 for px, py in points if x - 4 <= px <= x - 4 + w and y - 3 <= py <= y - 3 + h)
+
+    x, y = min(corners, key=hidden)
+    out.append(
+        f'<rect x="{x - 4:.1f}" y="{y - 3:.1f}" width="{w:.0f}" height="{h}" fill="#ffffff" '
+        'fill-opacity="0.85" stroke="#ccc"/>'
+    )
+    for i, (name, text) in enumerate(zip(names, shown)):
         color = PALETTE[i % len(PALETTE)]
-        out.append(f'<rect x="{x}" y="{y + 14 * i}" width="10" height="10" fill="{color}"/>')
-        out.append(f'<text x="{x + 14}" y="{y + 14 * i + 9}">{_t(name)}</text>')
+        extra = _attrs((attrs or {}).get(name))
+        out.append(f'<g class="ar-legend"{extra}><title>{_t(name)}</title>')
+        out.append(f'<rect x="{x:.1f}" y="{y + 14 * i:.1f}" width="10" height="10" fill="{color}"/>')
+        out.append(f'<text x="{x + 14:.1f}" y="{y + 14 * i + 9:.1f}">{_t(text)}</text></g>')
+
+
+def _attrs(attrs):
+    """name="value" ... of a dict, escaped (data-* attributes of a series)."""
+    return "".join(f' {k}="{_t(v)}"' for k, v in (attrs or {}).items())
 
 
 def _empty(out, f, text):
@@ -168,10 +198,10 @@ def _empty(out, f, text):
     )
 
 
-def _close(out, f=None, legend=()):
+def _close(out, f=None, legend=(), legend_attrs=None, points=()):
     """The SVG text: a legend when there is more than one series, then the end tag."""
     if len(legend) > 1:
-        _legend(out, f, list(legend))
+        _legend(out, f, list(legend), legend_attrs, points)
     out.append("</svg>")
     return "\n".join(out)
 
@@ -183,10 +213,15 @@ def _no_values(out, f, x_label, y_label, text="no values"):
     return _close(out)
 
 
-def line_chart(series, *, title, x_label, y_label, width=560, height=280, integer_x=True):
+def line_chart(series, *, title, x_label, y_label, width=560, height=280, integer_x=True, series_attrs=None):
     """One line (with dots) per series: ``series`` maps a name to a list of
     (x, y) points; points whose y is None or not finite are left out (the
-    line breaks there). Integer x ticks by default (rounds)."""
+    line breaks there). Integer x ticks by default (rounds). Each series is
+    a ``<g data-series="name">`` (plus ``series_attrs[name]``, a dict of
+    more attributes, on it and on its legend entry), each dot carries its
+    exact numbers (``data-x``, ``data-y``: Python's repr, which reads back
+    to the same float). A series without points keeps its colour and its
+    place in the legend."""
     series = {name: [(x, y) for x, y in pts] for name, pts in series.items()}
     f = _Frame(width, height)
     out = _open(width, height, title, f"line chart of {y_label} against {x_label}")
@@ -204,6 +239,7 @@ def line_chart(series, *, title, x_label, y_label, width=560, height=280, intege
     _axes(out, f, xlo, xhi, ylo, yhi, x_label, y_label, xticks=xticks, yticks=yticks)
     for i, (name, pts) in enumerate(series.items()):
         color = PALETTE[i % len(PALETTE)]
+        out.append(f'<g class="ar-series" data-series="{_t(name)}"{_attrs((series_attrs or {}).get(name))}>')
         segs, cur = [], []
         for x, y in pts:
             if y is None or not math.isfinite(y):
@@ -219,10 +255,18 @@ def line_chart(series, *, title, x_label, y_label, width=560, height=280, intege
             out.append(f'<path d="{d}" fill="none" stroke="{color}" stroke-width="2"/>')
             for px, py, x, y in seg:
                 out.append(
-                    f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}">'
+                    f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}" data-x="{_t(repr(x))}" data-y="{_t(repr(y))}">'
                     f"<title>{_t(name)}: {_t(format_number(x))}, {_t(format_number(y))}</title></circle>"
                 )
-    return _close(out, f, series)
+        out.append("</g>")
+    drawn = [
+        (px, py)
+        for pts in series.values()
+        for x, y in pts
+        if y is not None and math.isfinite(y)
+        for px, py in [(f.sx(x, xlo, xhi), f.sy(y, ylo, yhi))]
+    ]
+    return _close(out, f, series, series_attrs, drawn)
 
 
 def bar_chart(labels, series, *, title, x_label, y_label, width=560, height=280, y_range=None):
@@ -323,6 +367,8 @@ def heatmap(
     cell_titles=None,
     row_height=None,
     blocks=None,
+    row_titles=None,
+    col_titles=None,
 ):
     """A matrix of cells (``values``: rows of numbers or None) coloured on a
     sequential scale from lo to hi (default: the finite values' range), or
@@ -332,7 +378,10 @@ def heatmap(
     its unit). Row and column labels (optional) are drawn when they fit.
     The height follows the cells (square ones, or ``row_height`` pixels a
     row) unless given. ``blocks=(rows, cols)`` draws white lines between
-    blocks of cells (the kernels of a convolution weight)."""
+    blocks of cells (the kernels of a convolution weight). The left margin
+    fits the longest row label; ``row_titles`` and ``col_titles`` (one text
+    per row, per column) are the labels' tooltips, for short labels that
+    stand for longer names (a node id, a layer's key)."""
     rows = len(values)
     cols = max((len(r) for r in values), default=0)
     finite = [v for r in values for v in r if v is not None and math.isfinite(v)]
@@ -343,7 +392,8 @@ def heatmap(
     if diverging:
         m = max(abs(lo), abs(hi)) or 1.0
         lo, hi = -m, m
-    left = 64 if row_labels else 40
+    longest = max((len(str(label)) for label in row_labels or ()), default=0)
+    left = max(64, min(220, int(24 + _CHAR_W * longest))) if row_labels else 40
     legend_w = 90
     plot_w = width - left - legend_w - 10
     cell = plot_w / cols if cols else plot_w
@@ -386,12 +436,14 @@ def heatmap(
         step = max(1, math.ceil(12 / ch)) if ch else 1
         for i in range(0, rows, step):
             y = f.y0 + (i + 0.5) * ch + 4
-            out.append(f'<text x="{f.x0 - 4}" y="{y:.1f}" text-anchor="end">{_t(row_labels[i])}</text>')
+            tip = f"<title>{_t(row_titles[i])}</title>" if row_titles else ""
+            out.append(f'<text x="{f.x0 - 4}" y="{y:.1f}" text-anchor="end">{tip}{_t(row_labels[i])}</text>')
     if col_labels:
         step = max(1, math.ceil(30 / cw)) if cw else 1
         for j in range(0, cols, step):
             x = f.x0 + (j + 0.5) * cw
-            out.append(f'<text x="{x:.1f}" y="{f.y1 + 14}" text-anchor="middle">{_t(col_labels[j])}</text>')
+            tip = f"<title>{_t(col_titles[j])}</title>" if col_titles else ""
+            out.append(f'<text x="{x:.1f}" y="{f.y1 + 14}" text-anchor="middle">{tip}{_t(col_labels[j])}</text>')
     out.append(f'<text x="{(f.x0 + f.x1) / 2:.1f}" y="{height - 8}" text-anchor="middle">{_t(x_label)}</text>')
     cy = (f.y0 + f.y1) / 2
     out.append(
