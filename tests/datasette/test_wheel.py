@@ -23,9 +23,9 @@ CHECK = r"""
 import importlib, json, os, sys, tempfile
 out = {}
 import sqlite_arrayrecord as sar
-for name in ("npy", "record", "recorddict", "torch", "tracking", "_extension", "_protobuf", "__main__", "export",
+for name in ("npy", "record", "recorddict", "torch", "tracking", "logcheck", "_check_cli", "_extension", "_protobuf", "__main__", "export",
              "export._source", "export._cli", "datasette", "datasette.svg",
-             "flower", "flower.logging_strategy", "flower.result", "flower.errors", "flower.check", "flower._round_log",
+             "flower", "flower.logging_strategy", "flower.result", "flower.errors", "flower._round_log",
              "flower._runs", "flower._state", "flower._database", "flower._wire"):
     mod = importlib.import_module("sqlite_arrayrecord." + name)
     out[name] = mod.__file__

@@ -109,7 +109,7 @@ def _state(db):
     """After a process ended: (integrity_check, rounds complete, rounds in
     the log, check_log's problems)."""
     import sqlite_arrayrecord as sar
-    from sqlite_arrayrecord.flower import check_log
+    from sqlite_arrayrecord import check_log
 
     if not os.path.exists(db):
         return "ok", True, [], []

@@ -4,7 +4,8 @@
 - a tampered log: changed bytes in the last global model or in the strategy
   state, a round deleted from the middle, a round without its global model,
   another run's state, a broken digest chain — each refused at resume with
-  a message naming the row, nothing written, and check_log finds the same;
+  a message naming the row, nothing written, and check_log (and `python -m
+  sqlite_arrayrecord check`) finds the same;
 - checking a log: PRAGMA integrity_check in a plain sqlite3 shell fails on
   the schema's CHECK constraints (they call the extension), passes with
   ignore_check_constraints or with the extension loaded;
@@ -33,7 +34,8 @@ import numpy as np
 from flwr.app import Array, ArrayRecord
 
 import sqlite_arrayrecord as sar
-from sqlite_arrayrecord.flower import LogWriteError, ResumeError, check_log, read_result
+from sqlite_arrayrecord import check_log
+from sqlite_arrayrecord.flower import LogWriteError, ResumeError, read_result
 from sqlite_arrayrecord.flower._wire import ar_bytes, ar_from_bytes, rd_bytes, rd_from_bytes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -92,6 +94,13 @@ def _tamper_cases():
     ]
 
 
+def _check_command(db):
+    """python -m sqlite_arrayrecord check DB."""
+    return subprocess.run(
+        [sys.executable, "-m", "sqlite_arrayrecord", "check", db], capture_output=True, text=True, timeout=120
+    )
+
+
 def test_a_tampered_log_is_refused_naming_the_row():
     with tempfile.TemporaryDirectory() as tmp:
         good = os.path.join(tmp, "good.db")
@@ -118,10 +127,18 @@ def test_a_tampered_log_is_refused_naming_the_row():
                 assert "cannot resume run 'a'" in msg and words in msg, (what, msg)
             found = check_log(db)
             assert any(words in p for p in found), (what, found)
+            cli = _check_command(db)
+            assert cli.returncode == 1 and cli.stdout.splitlines() == found, (what, cli)
             con = sar.connect(db, detect_types=0)
             assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == before, what  # nothing written
             assert con.execute("SELECT count(*) FROM flower_runs WHERE run = 1").fetchone()[0] == 1, what
             con.close()
+        ok = _check_command(good)
+        assert (ok.returncode, ok.stdout) == (0, "ok\n"), ok
+        missing = _check_command(os.path.join(tmp, "nothing.db"))
+        assert missing.returncode == 1 and "check: no database" in missing.stderr, missing
+        usage = subprocess.run([sys.executable, "-m", "sqlite_arrayrecord", "check"], capture_output=True, text=True)
+        assert usage.returncode == 2 and "the following arguments are required: DB" in usage.stderr, usage
         # the untouched log resumes, and its digests chain on
         logging_app.main(good, "a", "FedAdam", 5, resume=True, run_id=79)
         assert check_log(good) == []

@@ -17,9 +17,7 @@ from test_package_modules import FLOWER_LAYOUT, FLOWER_PRIVATE, package_modules 
 def test_public_names_of_the_flower_package():
     import sqlite_arrayrecord.flower as flower
 
-    assert flower.__all__ == ["LoggingStrategy", "ResumeError", "LogWriteError", "read_result", "check_log"], (
-        flower.__all__
-    )
+    assert flower.__all__ == ["LoggingStrategy", "ResumeError", "LogWriteError", "read_result"], flower.__all__
     for modname, names in FLOWER_LAYOUT.items():
         mod = importlib.import_module("sqlite_arrayrecord.flower." + modname)
         for name in names:

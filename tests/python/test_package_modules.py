@@ -46,12 +46,13 @@ LAYOUT = {
     "recorddict": ["to_recorddict", "from_recorddict", "MetricRecord", "ConfigRecord"],
     "torch": ["from_state_dict", "to_state_dict"],
     "tracking": ["runs", "rounds"],
+    "logcheck": ["check_log"],
 }
 # The package's __all__ as it has always been (the two constants are public
 # but were never in it).
 PACKAGE_ALL = (
     "loadable_path load connect register ExtensionLoadingUnavailable to_npy from_npy to_record from_record "
-    "from_state_dict to_state_dict to_recorddict from_recorddict MetricRecord ConfigRecord runs rounds"
+    "from_state_dict to_state_dict to_recorddict from_recorddict MetricRecord ConfigRecord runs rounds check_log"
 ).split()
 
 
@@ -61,7 +62,6 @@ FLOWER_LAYOUT = {
     "logging_strategy": ["LoggingStrategy"],
     "result": ["read_result"],
     "errors": ["ResumeError", "LogWriteError"],
-    "check": ["check_log"],
 }
 FLOWER_PRIVATE = {"__init__", "_database", "_round_log", "_runs", "_state", "_wire"}
 # The export package's public names, by the module that defines them (each
@@ -152,7 +152,7 @@ def test_no_module_imports_flwr_and_torch_only_lazily():
 
 def test_public_names_in_their_module_and_the_package():
     assert sar.__all__ == PACKAGE_ALL
-    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "__main__"}
+    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "__main__", "_check_cli"}
     assert set(package_modules("flower")) == set(FLOWER_LAYOUT) | FLOWER_PRIVATE
     assert set(package_modules("export")) == set(EXPORT_LAYOUT) | EXPORT_PRIVATE
     export = importlib.import_module("sqlite_arrayrecord.export")
@@ -174,7 +174,9 @@ def test_public_names_in_their_module_and_the_package():
     with open(os.path.join(PKG_SRC, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     layout = readme.split("## Modules", 1)[1].split("\n## ", 1)[0]
-    modules = set(LAYOUT) | {"_protobuf", "__main__"} | set(FLOWER_LAYOUT) | FLOWER_PRIVATE | set(EXPORT_LAYOUT)
+    modules = (
+        set(LAYOUT) | {"_protobuf", "__main__", "_check_cli"} | set(FLOWER_LAYOUT) | FLOWER_PRIVATE | set(EXPORT_LAYOUT)
+    )
     for modname in (modules | EXPORT_PRIVATE) - {"__init__"}:
         assert f"`{modname}.py`" in layout, modname
     assert "| `flower/` |" in layout and "| `datasette/` |" in layout and "| `export/` |" in layout

@@ -37,10 +37,12 @@ The code lives in one module a job, and every name above can be imported
 from its module too: _extension (loading, register), npy, record (with
 NUMPY_STYPE and SAFETENSORS_STYPE), recorddict (with MetricRecord and
 ConfigRecord), torch (which imports torch only when called), tracking
-(runs, rounds), and _protobuf, the wire format record and recorddict share.
+(runs, rounds), logcheck (check_log: a log LoggingStrategy wrote, checked),
+and _protobuf, the wire format record and recorddict share.
 """
 
 from ._extension import ExtensionLoadingUnavailable, connect, load, loadable_path, register
+from .logcheck import check_log
 from .npy import from_npy, to_npy
 from .record import NUMPY_STYPE as NUMPY_STYPE  # constants, outside __all__ as they always were
 from .record import SAFETENSORS_STYPE as SAFETENSORS_STYPE
@@ -67,6 +69,7 @@ __all__ = [
     "ConfigRecord",
     "runs",
     "rounds",
+    "check_log",
 ]
 
 

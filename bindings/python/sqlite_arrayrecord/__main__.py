@@ -3,15 +3,17 @@
 
     python -m sqlite_arrayrecord export mlflow DB [--run NAME] [--tracking-uri URI] [--experiment NAME]
     python -m sqlite_arrayrecord export tensorboard DB --logdir DIR [--run NAME]
+    python -m sqlite_arrayrecord check DB
 
-One module per command (export: sqlite_arrayrecord.export._cli); usage
+One module per command (export: sqlite_arrayrecord.export._cli, check:
+sqlite_arrayrecord._check_cli); usage
 errors exit with status 2, failures with 1, messages on stderr.
 """
 
 import argparse
 import sys
 
-COMMANDS = {"export": "sqlite_arrayrecord.export._cli"}
+COMMANDS = {"export": "sqlite_arrayrecord.export._cli", "check": "sqlite_arrayrecord._check_cli"}
 
 
 def main(argv=None):

@@ -7,14 +7,14 @@
     strategy = LoggingStrategy(FedAdam(), "/abs/path/runs.db", context=context)
     result = strategy.start(grid=grid, initial_arrays=arrays, num_rounds=10)
 
-See docs/flower-logging.md. This package is the only part of
+See docs/flower-logging.md. A log is checked by sqlite_arrayrecord.check_log
+(sqlite_arrayrecord.logcheck), which needs no flwr. This package is the only part of
 sqlite_arrayrecord that imports flwr (`pip install 'sqlite-arrayrecord[flower]'`
 from the repository: `pip install './bindings/python[flower]'`). Its modules:
 
     logging_strategy  LoggingStrategy, the wrapper (delegation, start, resume)
     result            read_result: a logged run's Result
     errors            ResumeError, LogWriteError
-    check             check_log; the digests a resumption checks the log against
     _round_log        one round's rows, committed whole
     _runs             a run's row, its default name, its Flower runs (flower_runs)
     _state            the wrapped strategy's settings and state, and back
@@ -22,9 +22,8 @@ from the repository: `pip install './bindings/python[flower]'`). Its modules:
     _wire             Flower's serde bytes of records, and back
 """
 
-from .check import check_log
 from .errors import LogWriteError, ResumeError
 from .logging_strategy import LoggingStrategy
 from .result import read_result
 
-__all__ = ["LoggingStrategy", "ResumeError", "LogWriteError", "read_result", "check_log"]
+__all__ = ["LoggingStrategy", "ResumeError", "LogWriteError", "read_result"]

@@ -18,9 +18,9 @@ from logging import WARNING
 from flwr.app import ArrayRecord, ConfigRecord, MetricRecord, RecordDict
 from flwr.common.logger import log
 
+from ..logcheck import chain, sha256
 from ._database import now
 from ._wire import ar_bytes, array_item_size, int64, rd_bytes
-from .check import chain, sha256
 
 WAL_ROUNDS = 5  # a WAL holding this many rounds' bytes is reported
 

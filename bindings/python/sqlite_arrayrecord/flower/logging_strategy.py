@@ -20,12 +20,12 @@ from logging import INFO, WARNING
 from flwr.common.logger import log
 from flwr.serverapp.strategy import Strategy
 
+from ..logcheck import last_chain, problems
 from ._database import now, open_log
 from ._round_log import RoundLog
 from ._runs import begin_segment, check_lease, create_run, default_name, end_segment, release
 from ._state import class_name, restore_state, settings, state_bytes
 from ._wire import ar_from_bytes
-from .check import last_chain, problems
 from .errors import LogWriteError, ResumeError
 from .result import result_of
 

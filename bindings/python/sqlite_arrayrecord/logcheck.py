@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The digests of what resuming a run relies on (round_digests), and the
-checks of a log against them.
+"""Checking a log that sqlite_arrayrecord.flower.LoggingStrategy wrote:
+check_log, and the digests of what resuming a run relies on (round_digests)
+that it and the logger share. Needs neither flwr nor anything but SQLite,
+so a log can be checked where Flower is not installed.
 
 Each round, as it commits, gets the SHA-256 of its global model and of the
 strategy state written with it (Flower's bytes, as the views present them),
@@ -14,7 +16,9 @@ Rounds logged before digests existed have none and are not checked.
 import hashlib
 import os
 
-from .._extension import connect
+from ._extension import connect
+
+__all__ = ["check_log"]
 
 
 def sha256(blob):
@@ -82,7 +86,8 @@ def check_log(db):
     constraints included) and foreign_key_check, then for every logged run
     its rounds, global models and digests, every round's model read. Returns
     the problems found, each a message naming the row; [] for a sound log.
-    Opens the database read-only; needs nothing but this package.
+    Opens the database read-only; needs nothing but this package (not
+    flwr). `python -m sqlite_arrayrecord check DB` runs it.
 
         >>> check_log("runs.db")
         []
