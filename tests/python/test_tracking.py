@@ -102,7 +102,11 @@ def logged(folder):
         (3, 1, 13, 0, 1, T0, None, "interrupted", None),
         (3, 2, 14, 2, 2, at(50), None, "running", None),
     ]
-    con.executemany("INSERT INTO flower_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", segments)
+    con.executemany(
+        "INSERT INTO flower_runs(run, segment, flower_run_id, first_round, last_round, started_at, finished_at, "
+        "ended, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        segments,
+    )
     con.commit()
     con.close()
     return path
