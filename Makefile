@@ -83,7 +83,7 @@ OBJ_FLAGS := $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Isrc -Iinclude -MMD -M
 # Numeric code is built with -O3 so the compiler vectorizes its loops, and
 # without FMA contraction so results do not depend on the target CPU.
 MATH_OPT  ?= -O3 -ffp-contract=off
-LIBS      := -lm -lz
+LIBS      := -lm -lz -lzstd
 
 .PHONY: all static test demo clean install uninstall
 
