@@ -67,6 +67,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_robust_register,    sql_recorddict_register,    vtab_record_dict_register,
     sql_message_register,   sql_strategy_register,      vtab_ar_compare_register,
     sql_inspect_register,   vtab_ar_inspect_register,   vtab_ar_rolling_register,
+    sql_pack_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global
