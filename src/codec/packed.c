@@ -217,8 +217,11 @@ void packed_view_clear(packed_view *v) {
   packed_view_init(v);
 }
 
-static int meta_error(codec_err *err, const char *what, uint32_t entry) {
-  return codec_fail(err, CODEC_CORRUPT, PACKED_BLOB " meta section %s (entry %u)", what, (unsigned)entry);
+/* at: the byte of the meta section (counted from its start, unpacked)
+** where the problem lies. */
+static int meta_error(codec_err *err, const char *what, uint64_t at, uint32_t entry) {
+  return codec_fail(err, CODEC_CORRUPT, PACKED_BLOB " meta section %s at byte %llu (entry %u)", what,
+                    (unsigned long long)at, (unsigned)entry);
 }
 
 /* Planes an entry's mode stores per chunk (0: not chunked). */
@@ -235,27 +238,28 @@ uint64_t packed_entry_chunks(const packed_view *v, const packed_entry *e) {
 
 /* An entry's own checks: its mode, width and stored size, and its frame
 ** table adding up (data, at e->data in the BLOB, is inside it). */
-static int check_entry(const packed_view *v, const packed_entry *e, uint32_t i, codec_err *err) {
+static int check_entry(const packed_view *v, const packed_entry *e, uint32_t i, uint64_t at, codec_err *err) {
   int planes = entry_planes(e), base = v->h.flags & PACKED_HAS_BASE;
   uint64_t table, frames = 0, k, chunks;
-  if (e->mode == PACKED_RAW) return e->stored == e->length ? CODEC_OK : meta_error(err, "has a bad stored size", i);
+  if (e->mode == PACKED_RAW)
+    return e->stored == e->length ? CODEC_OK : meta_error(err, "has a bad stored size", at + 16, i);
   if (e->mode == PACKED_SAME) {
-    if (!base) return meta_error(err, "needs a base the header does not name", i);
-    return e->stored == 0 ? CODEC_OK : meta_error(err, "has a bad stored size", i);
+    if (!base) return meta_error(err, "needs a base the header does not name", at + 32, i);
+    return e->stored == 0 ? CODEC_OK : meta_error(err, "has a bad stored size", at + 16, i);
   }
-  if (e->length % (uint64_t)e->width) return meta_error(err, "has a length that is not whole items", i);
+  if (e->length % (uint64_t)e->width) return meta_error(err, "has a length that is not whole items", at + 8, i);
   if ((e->mode != PACKED_PLANES && !base) || (e->mode == PACKED_LOSSY && !v->h.lossy))
-    return meta_error(err, "needs a base the header does not name", i);
-  if (e->mode == PACKED_LOSSY && e->width != 4 && e->width != 8) return meta_error(err, "has a bad width", i);
+    return meta_error(err, "needs a base the header does not name", at + 32, i);
+  if (e->mode == PACKED_LOSSY && e->width != 4 && e->width != 8) return meta_error(err, "has a bad width", at + 33, i);
   chunks = packed_entry_chunks(v, e);
   table = chunks * (uint64_t)planes * 4; /* chunks <= 2^64 / 2^10: no overflow */
-  if (table > e->stored) return meta_error(err, "has a frame table larger than its data", i);
+  if (table > e->stored) return meta_error(err, "has a frame table larger than its data", at + 16, i);
   for (k = 0; k < chunks * (uint64_t)planes; k++) {
     uint32_t f = packed_get32(v->blob + e->data + k * 4);
-    if (f == 0) return meta_error(err, "has an empty frame", i);
+    if (f == 0) return meta_error(err, "has an empty frame", at + 16, i);
     frames += f; /* at most 2^32 per frame, frames < 2^64 */
   }
-  if (frames != e->stored - table) return meta_error(err, "has frames that do not add up to its data", i);
+  if (frames != e->stored - table) return meta_error(err, "has frames that do not add up to its data", at + 16, i);
   return CODEC_OK;
 }
 
@@ -264,14 +268,15 @@ static int parse_meta(packed_view *v, const unsigned char *meta, uint64_t n, cod
   uint64_t at = 0, end_prev = 0, lengths = 0, data = PACKED_HEADER_SIZE;
   uint64_t data_end = v->n - v->h.meta_stored;
   uint32_t i;
-  if (v->h.count > n / PACKED_ENTRY_FIXED) return meta_error(err, "is too short for its entries", 0);
+  if (v->h.count > n / PACKED_ENTRY_FIXED) return meta_error(err, "is too short for its entries", n, 0);
   if (v->h.count && !(v->e = codec_malloc((uint64_t)v->h.count * sizeof(*v->e)))) return codec_nomem(err);
   for (i = 0; i < v->h.count; i++) {
     packed_entry *e = &v->e[i];
     const unsigned char *q = meta + at;
+    uint64_t start = at;
     uint32_t klen;
     int rc;
-    if (n - at < PACKED_ENTRY_FIXED) return meta_error(err, "truncated", i);
+    if (n - at < PACKED_ENTRY_FIXED) return meta_error(err, "truncated", n, i);
     e->offset = packed_get64(q);
     e->length = packed_get64(q + 8);
     e->stored = packed_get64(q + 16);
@@ -280,28 +285,30 @@ static int parse_meta(packed_view *v, const unsigned char *meta, uint64_t n, cod
     e->width = q[33];
     e->big = q[34] & PACKED_BIG;
     klen = packed_get32(q + 36);
-    if (n - at - PACKED_ENTRY_FIXED < klen) return meta_error(err, "truncated", i);
+    if (n - at - PACKED_ENTRY_FIXED < klen) return meta_error(err, "truncated", n, i);
     e->key.p = q + PACKED_ENTRY_FIXED;
     e->key.n = klen;
     at += PACKED_ENTRY_FIXED + (uint64_t)klen;
-    if (e->mode >= PACKED_NMODES) return meta_error(err, "has a bad mode", i);
-    if (e->width != 1 && e->width != 2 && e->width != 4 && e->width != 8) return meta_error(err, "has a bad width", i);
-    if ((q[34] & ~PACKED_BIG) || q[35]) return meta_error(err, "has bad flags", i);
-    if (!codec_utf8_valid(e->key.p, e->key.n)) return meta_error(err, "has a key that is not UTF-8", i);
+    if (e->mode >= PACKED_NMODES) return meta_error(err, "has a bad mode", start + 32, i);
+    if (e->width != 1 && e->width != 2 && e->width != 4 && e->width != 8)
+      return meta_error(err, "has a bad width", start + 33, i);
+    if ((q[34] & ~PACKED_BIG) || q[35]) return meta_error(err, "has bad flags", start + 34, i);
+    if (!codec_utf8_valid(e->key.p, e->key.n))
+      return meta_error(err, "has a key that is not UTF-8", start + PACKED_ENTRY_FIXED, i);
     if (!(e->max_error >= 0) || !isfinite(e->max_error) || (e->mode != PACKED_LOSSY && e->max_error != 0) ||
         e->max_error > v->h.max_error)
-      return meta_error(err, "has a bad max_error", i);
+      return meta_error(err, "has a bad max_error", start + 24, i);
     if (e->offset < end_prev || e->length > v->h.size || e->offset > v->h.size - e->length)
-      return meta_error(err, "has an array outside the unpacked record or out of order", i);
+      return meta_error(err, "has an array outside the unpacked record or out of order", start, i);
     end_prev = e->offset + e->length;
     lengths += e->length;
-    if (e->stored > data_end - data) return meta_error(err, "has more data than the BLOB holds", i);
+    if (e->stored > data_end - data) return meta_error(err, "has more data than the BLOB holds", start + 16, i);
     e->data = data;
     data += e->stored;
-    if ((rc = check_entry(v, e, i, err)) != CODEC_OK) return rc;
+    if ((rc = check_entry(v, e, i, start, err)) != CODEC_OK) return rc;
   }
-  if (data != data_end) return meta_error(err, "leaves data unused", v->h.count);
-  if (n - at != v->h.size - lengths) return meta_error(err, "has a skeleton of the wrong size", v->h.count);
+  if (data != data_end) return meta_error(err, "leaves data unused", at, v->h.count);
+  if (n - at != v->h.size - lengths) return meta_error(err, "has a skeleton of the wrong size", at, v->h.count);
   v->skeleton.p = meta + at;
   v->skeleton.n = n - at;
   return CODEC_OK;
