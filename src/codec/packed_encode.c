@@ -149,12 +149,28 @@ static int write_planes(encoder *E, const span *s, const unsigned char *base, in
   return CODEC_OK;
 }
 
+/* The exact mode the estimates favour for a payload of n bytes (raw when
+** none promises to beat it), and its estimate in *best. */
+static int exact_candidate(const span *s, const unsigned char *base, uint64_t chunk, uint64_t *best) {
+  static const int bp_of[] = {0, BP_PLAIN, BP_DIFF, BP_XOR};
+  int width = s->pl.width, m, cand = PACKED_RAW;
+  uint64_t items = s->pl.bytes.n / (uint64_t)width;
+  /* per frame: its header and block header, and its table entry */
+  uint64_t overhead = (items / chunk + 1) * (uint64_t)width * 16;
+  *best = s->pl.bytes.n;
+  for (m = PACKED_PLANES; m <= (base ? PACKED_XOR : PACKED_PLANES); m++) {
+    uint64_t est = bp_estimate(s->pl.bytes.p, base, items, width, s->pl.big, bp_of[m]) + overhead;
+    if (est < *best) *best = est, cand = m;
+  }
+  return cand;
+}
+
 /* Pack one payload into the result and its entry into the meta section. */
 static int pack_span(encoder *E, const span *s) {
   buf_t *out = E->out;
   const unsigned char *base = NULL;
   uint64_t n = s->pl.bytes.n, at = out->n, stored = n, best;
-  int mode = PACKED_RAW, real = 0, rc, width = s->pl.width;
+  int mode = PACKED_RAW, real = 0, rc, width = s->pl.width, cand;
   double max_error = 0;
   unsigned char fixed[PACKED_ENTRY_FIXED];
   xxh64_state before = E->hash;
@@ -163,14 +179,12 @@ static int pack_span(encoder *E, const span *s) {
     mode = PACKED_SAME;
     stored = 0;
   } else if (n) {
-    uint64_t items = n / (uint64_t)width, chunk = (uint64_t)1 << E->opt->chunk_log2;
-    /* a frame's header and block header, and its table entry */
-    uint64_t overhead = (items / chunk + 1) * (uint64_t)width * 16;
+    cand = exact_candidate(s, base, (uint64_t)1 << E->opt->chunk_log2, &best);
     if (base && real && E->opt->lossy) {
-      /* lossy when it fits the update and beats raw, which is exact */
-      rc = write_planes(E, s, base, PACKED_LOSSY, n, &max_error, &stored);
+      /* lossy when the update fits it and it beats the exact forms (as estimated) */
+      rc = write_planes(E, s, base, PACKED_LOSSY, best, &max_error, &stored);
       if (rc != CODEC_OK && rc != CODEC_RANGE) return rc;
-      if (rc == CODEC_OK && stored < n) {
+      if (rc == CODEC_OK && stored < best) {
         mode = PACKED_LOSSY;
       } else {
         out->n = at;
@@ -178,29 +192,17 @@ static int pack_span(encoder *E, const span *s) {
         max_error = 0;
       }
     }
+    if (mode == PACKED_RAW && cand != PACKED_RAW) {
+      if ((rc = write_planes(E, s, base, cand, n, &max_error, &stored)) != CODEC_OK) return rc;
+      if (stored < n)
+        mode = cand;
+      else
+        out->n = at, E->hash = before;
+    }
     if (mode == PACKED_RAW) {
-      int m, cand = PACKED_RAW;
-      best = n;
-      for (m = PACKED_PLANES; m <= (base ? PACKED_XOR : PACKED_PLANES); m++) {
-        uint64_t est = bp_estimate(s->pl.bytes.p, base, items, width, s->pl.big,
-                                   m == PACKED_PLANES ? BP_PLAIN
-                                   : m == PACKED_DIFF ? BP_DIFF
-                                                      : BP_XOR) +
-                       overhead;
-        if (est < best) best = est, cand = m;
-      }
-      if (cand != PACKED_RAW) {
-        if ((rc = write_planes(E, s, base, cand, n, &max_error, &stored)) != CODEC_OK) return rc;
-        if (stored < n)
-          mode = cand;
-        else
-          out->n = at, E->hash = before;
-      }
-      if (mode == PACKED_RAW) {
-        buf_append(out, s->pl.bytes.p, n);
-        xxh64_update(&E->hash, s->pl.bytes.p, n);
-        stored = n;
-      }
+      buf_append(out, s->pl.bytes.p, n);
+      xxh64_update(&E->hash, s->pl.bytes.p, n);
+      stored = n;
     }
   }
   if (mode == PACKED_SAME) xxh64_update(&E->hash, s->pl.bytes.p, n);
