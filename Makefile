@@ -218,7 +218,7 @@ clean:
 # flower-env), else bench/flower_way.py's copy of it; bench/curves.png is
 # rewritten by a full run (bench/README.md).
 .PHONY: bench bench-scale
-bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so $(BUILD)/bench_sha256
+bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so $(BUILD)/bench_sha256 $(BUILD)/bench_pack
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
 
 # The median and trimmed mean of 64 clients x 32 MB under a 512 MB heap limit
@@ -244,6 +244,10 @@ $(BUILD)/bench_noop.so: bench/noop.c
 .PHONY: python
 python:
 	$(PYTHON) -m build --no-isolation --wheel --outdir $(BUILD)/python bindings/python
+
+# Packing and unpacking in C alone (bench/pack.c), on the codecs' objects.
+$(BUILD)/bench_pack: bench/pack.c $(PURE_OBJ)
+	$(CC) $(WARN) -O2 -Isrc -o $@ bench/pack.c $(PURE_OBJ) $(LIBS)
 
 # The project's SHA-256 alone, portable and SHA-NI (bench/sha256.c).
 $(BUILD)/bench_sha256: bench/sha256.c $(OBJ)/codec/sha256.o $(OBJ)/codec/sha256_ni.o

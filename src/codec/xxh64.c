@@ -16,10 +16,17 @@
 
 static uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
-/* Little-endian loads, whatever the host. */
-static uint64_t read64(const unsigned char *p) {
+/* Little-endian loads, whatever the host (a plain load where the host is
+** little-endian, which compilers do not always see in the byte-wise form). */
+static inline uint64_t read64(const unsigned char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t v;
+  memcpy(&v, p, sizeof(v));
+  return v;
+#else
   return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
          (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+#endif
 }
 static uint64_t read32(const unsigned char *p) {
   return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
