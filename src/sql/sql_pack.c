@@ -118,6 +118,13 @@ static int reads_as(const unsigned char *p, uint64_t n, int kind) {
   return rc == CODEC_OK;
 }
 
+/* The optional base (argument 2): NULL, absent or NULL, or its bytes; -1
+** after an error. */
+static int arg_base(sqlite3_context *ctx, int argc, sqlite3_value **argv, const unsigned char **p, uint64_t *n) {
+  if (argc < 2 || sqlite3_value_type(argv[1]) == SQLITE_NULL) return 0;
+  return sql_arg_blob(ctx, argv[1], 1, "a base record", p, n) > 0 ? 1 : -1;
+}
+
 /* ar_pack(rec [, base [, options]]), rd_pack(rd [, base [, options]]) */
 static void pack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int kind = SQL_OP(ctx), rc;
@@ -128,9 +135,7 @@ static void pack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   buf_t out;
   packed_options_init(&o);
   if (sql_arg_blob(ctx, argv[0], 0, kind == PACKED_RECORD ? "a record" : "a record dict", &p, &n) <= 0) return;
-  if (argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL &&
-      sql_arg_blob(ctx, argv[1], 1, "a base record", &base, &base_n) <= 0)
-    return;
+  if (arg_base(ctx, argc, argv, &base, &base_n) < 0) return;
   if (argc > 2 && sqlite3_value_type(argv[2]) != SQLITE_NULL) {
     const char *json;
     uint64_t jlen;
@@ -186,9 +191,7 @@ static void unpack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   codec_err err;
   buf_t out;
   if (arg_packed(ctx, argv[0], &p, &n) <= 0) return;
-  if (argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL &&
-      sql_arg_blob(ctx, argv[1], 1, "a base record", &base, &base_n) <= 0)
-    return;
+  if (arg_base(ctx, argc, argv, &base, &base_n) < 0) return;
   if (base && packed_is(base, base_n)) {
     sql_error(ctx, "the base is packed itself: unpack it first with ar_unpack");
     return;
