@@ -257,7 +257,8 @@ static int check_entry(const packed_view *v, const packed_entry *e, uint32_t i, 
   for (k = 0; k < chunks * (uint64_t)planes; k++) {
     uint32_t f = packed_get32(v->blob + e->data + k * 4);
     if (f == 0) return meta_error(err, "has an empty frame", at + 16, i);
-    frames += f; /* at most 2^32 per frame, frames < 2^64 */
+    if (f > e->stored - table - frames) break; /* more than the data holds: stop before the sum could wrap */
+    frames += f;
   }
   if (frames != e->stored - table) return meta_error(err, "has frames that do not add up to its data", at + 16, i);
   return CODEC_OK;

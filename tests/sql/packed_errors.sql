@@ -58,3 +58,16 @@ SELECT rd_len(x'0741525041434b01');
 SELECT * FROM array_record(ar_pack(x''));
 SELECT * FROM ar_inspect(rd_pack(x''));
 SELECT ar_mean(ar_pack(x''));
+-- results longer than SQLITE_LIMIT_LENGTH: an unpacked size over it is refused before anything is
+-- allocated; a packed BLOB longer than its record (a small one) can be refused too
+CREATE TABLE big(p BLOB);
+INSERT INTO big SELECT ar_pack(ar('w', npy_from_json('[0, 0, 0, 0]', 'float32'))) UNION ALL
+  SELECT ar_pack(ar('zeros', npy(zeroblob(16000), 'float32', '[4000]')));
+SELECT limit_length(2000) > 2000;
+SELECT ar_unpack(p) FROM big WHERE json_extract(ar_pack_info(p), '$.size') > 2000;
+SELECT json_extract(ar_pack_info(p), '$.size'), json_extract(ar_describe(p), '$.size') FROM big ORDER BY 1;
+SELECT limit_length(200) = 2000;
+SELECT ar_pack(ar('w', npy_from_json('[1.5, 2]', 'float32')));
+SELECT rd_pack(rd('a', 'array', ar('w', npy_from_json('[1.5, 2]', 'float32'))));
+SELECT limit_length(1000000000) = 200;
+SELECT length(ar_unpack(p)) FROM big ORDER BY 1;
