@@ -104,7 +104,7 @@ def test_no_module_imports_flwr_and_torch_only_lazily():
 
 def test_public_names_in_their_module_and_the_package():
     assert sar.__all__ == PACKAGE_ALL
-    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "flower"}
+    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "_packed", "flower"}
     everything = []
     for modname, names in LAYOUT.items():
         mod = importlib.import_module("sqlite_arrayrecord." + modname)
