@@ -9,6 +9,10 @@
 **   ar_pack_base(packed)                  the base's object id (hex), or NULL
 **   ar_pack_info(packed)                  everything about it, as JSON
 **
+** ar_unpack and rd_unpack keep the last records they unpacked, per
+** connection (codec/packed_cache.h): a view that unpacks one base for every
+** row unpacks it once, and hands the same bytes to SQLite without a copy.
+**
 ** base is an ArrayRecord (for a RecordDict too: each of its ArrayRecords is
 ** packed against it key by key); a NULL base means none, so that
 ** ar_pack(rec, (SELECT ... previous round ...)) packs a first round without
@@ -27,6 +31,7 @@ SQLITE_EXTENSION_INIT3
 #include "codec/json.h"
 #include "codec/json_read.h"
 #include "codec/packed.h"
+#include "codec/packed_cache.h"
 #include "codec/recorddict.h"
 #include "codec/sha256.h"
 #include "codec/zst.h"
@@ -182,14 +187,39 @@ static int arg_packed(sqlite3_context *ctx, sqlite3_value *v, const unsigned cha
   return 1;
 }
 
+/* ar_unpack and rd_unpack of one connection: their entries and the cache
+** of unpacked records they share (codec/packed_cache.h), freed with the
+** connection. */
+#define UNPACK_FUNCTIONS 4
+typedef struct unpack_fn {
+  sql_function f; /* first: the user data is read as an sql_function too */
+  struct unpack_conn *conn;
+} unpack_fn;
+typedef struct unpack_conn {
+  unpack_fn fns[UNPACK_FUNCTIONS];
+  packed_cache *cache;
+  int refs; /* functions still registered */
+} unpack_conn;
+
+static void unpack_conn_release(unpack_conn *conn, int by) {
+  conn->refs -= by;
+  if (conn->refs > 0) return;
+  packed_cache_free(conn->cache);
+  codec_free(conn);
+}
+
+static void unpack_destroy(void *p) { unpack_conn_release(((unpack_fn *)p)->conn, 1); }
+
 /* ar_unpack(packed [, base]), rd_unpack(packed [, base]) */
 static void unpack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  packed_cache *cache = ((unpack_fn *)sqlite3_user_data(ctx))->conn->cache;
   int kind = SQL_OP(ctx), rc;
   const unsigned char *p, *base = NULL;
-  uint64_t n, base_n = 0;
+  unsigned char *rec;
+  uint64_t n, base_n = 0, size;
   packed_head h;
+  packed_view v;
   codec_err err;
-  buf_t out;
   if (arg_packed(ctx, argv[0], &p, &n) <= 0) return;
   if (arg_base(ctx, argc, argv, &base, &base_n) < 0) return;
   if (base && packed_is(base, base_n)) {
@@ -203,13 +233,28 @@ static void unpack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
               kind == PACKED_RECORD ? "rd_unpack" : "ar_unpack");
     return;
   }
-  sql_buf_init(ctx, &out);
-  if ((rc = packed_decode(&out, p, n, base, base_n, &err)) != CODEC_OK) {
-    buf_free(&out);
+  /* unpacked before by this connection: the same bytes, shared */
+  if ((rec = packed_cache_get(cache, p, n, base, base_n, &size)) != NULL) {
+    if (size <= sql_limit(ctx)) {
+      sqlite3_result_blob64(ctx, rec, size, shared_release);
+      return;
+    }
+    shared_release(rec); /* the limit came down since: unpacking says so */
+  }
+  packed_view_init(&v);
+  rc = packed_open(&v, p, n, sql_limit(ctx), &err);
+  rec = NULL;
+  if (rc == CODEC_OK && !(rec = shared_alloc(v.h.size))) rc = codec_nomem(&err);
+  if (rc == CODEC_OK) rc = packed_decode_into(&v, base, base_n, rec, &err);
+  size = v.h.size;
+  packed_view_clear(&v);
+  if (rc != CODEC_OK) {
+    shared_release(rec);
     sql_codec_error(ctx, rc, &err);
     return;
   }
-  sql_result_buf(ctx, &out, 0);
+  packed_cache_put(cache, p, n, rec, size);
+  sqlite3_result_blob64(ctx, rec, size, shared_release);
 }
 
 /* ar_pack_base(packed) */
@@ -290,14 +335,37 @@ static const sql_function pack_functions[] = {
     {"rd_pack", 1, pack_func, NULL, NULL, PACKED_RECORDDICT},
     {"rd_pack", 2, pack_func, NULL, NULL, PACKED_RECORDDICT},
     {"rd_pack", 3, pack_func, NULL, NULL, PACKED_RECORDDICT},
-    {"ar_unpack", 1, unpack_func, NULL, NULL, PACKED_RECORD},
-    {"ar_unpack", 2, unpack_func, NULL, NULL, PACKED_RECORD},
-    {"rd_unpack", 1, unpack_func, NULL, NULL, PACKED_RECORDDICT},
-    {"rd_unpack", 2, unpack_func, NULL, NULL, PACKED_RECORDDICT},
     {"ar_pack_base", 1, base_func, NULL, NULL, 0},
     {"ar_pack_info", 1, info_func, NULL, NULL, 0},
 };
 
+static const sql_function unpack_functions[UNPACK_FUNCTIONS] = {
+    {"ar_unpack", 1, unpack_func, NULL, NULL, PACKED_RECORD},
+    {"ar_unpack", 2, unpack_func, NULL, NULL, PACKED_RECORD},
+    {"rd_unpack", 1, unpack_func, NULL, NULL, PACKED_RECORDDICT},
+    {"rd_unpack", 2, unpack_func, NULL, NULL, PACKED_RECORDDICT},
+};
+
 int sql_pack_register(sqlite3 *db, char **pzErrMsg) {
-  return sql_register_optional(db, pack_functions, (int)(sizeof(pack_functions) / sizeof(pack_functions[0])), pzErrMsg);
+  unpack_conn *conn;
+  int rc, i;
+  rc = sql_register_optional(db, pack_functions, (int)(sizeof(pack_functions) / sizeof(pack_functions[0])), pzErrMsg);
+  if (rc != SQLITE_OK) return rc;
+  if (!(conn = codec_malloc(sizeof(*conn)))) return SQLITE_NOMEM;
+  memset(conn, 0, sizeof(*conn));
+  if (!(conn->cache = packed_cache_new())) {
+    codec_free(conn);
+    return SQLITE_NOMEM;
+  }
+  conn->refs = UNPACK_FUNCTIONS;
+  for (i = 0; i < UNPACK_FUNCTIONS; i++) {
+    conn->fns[i].f = unpack_functions[i];
+    conn->fns[i].conn = conn;
+    if ((rc = sql_register_owned(db, &conn->fns[i].f, 1, unpack_destroy, pzErrMsg)) != SQLITE_OK) {
+      /* SQLite destroyed this one; the ones after it were never registered */
+      unpack_conn_release(conn, UNPACK_FUNCTIONS - 1 - i);
+      return rc;
+    }
+  }
+  return SQLITE_OK;
 }

@@ -47,6 +47,14 @@ static int register_each(sqlite3 *db, const sql_function *fns, int count, int fl
   return SQLITE_OK;
 }
 
+int sql_register_owned(sqlite3 *db, const sql_function *entry, int optional, void (*destroy)(void *), char **pzErrMsg) {
+  int rc = sqlite3_create_function_v2(db, entry->name, entry->nargs, SQL_PURE, (void *)entry,
+                                      optional ? sql_dispatch_first : sql_dispatch, NULL, NULL, destroy);
+  if (rc != SQLITE_OK && pzErrMsg)
+    *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", entry->name, sqlite3_errstr(rc));
+  return rc;
+}
+
 int sql_register_optional(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
   return register_each(db, fns, count, SQL_PURE, sql_dispatch_first, pzErrMsg);
 }
