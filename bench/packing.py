@@ -8,6 +8,11 @@ parameters) against the global model it started from; unpacked into memory
 already mapped and, beside it, into fresh memory; memcpy of the record as
 the floor of any copy.
 
+Through SQL: FedAvg (ar_mean) of one round's replies stored raw and stored
+packed, the global model each reply was packed against stored packed too
+and unpacked for every row as a view would unpack it (the connection's
+cache of unpacked records serves all but the first).
+
 Size: two real federated runs on scikit-learn's digits (realruns.mlp_run:
 6 clients, 20 rounds; realruns.cnn_run: a CNN with BatchNorm, 10 non-IID
 clients, 20 rounds), every record as Flower's bytes: each client's reply
@@ -39,6 +44,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 
 import realruns  # noqa: E402
 from arlib import connect, record_bytes  # noqa: E402
+from turns import in_turns  # noqa: E402  (bench/turns.py)
 
 BENCH_PACK = os.path.join(ROOT, "build", "bench_pack")
 PLANES = 4  # the float32 arrays' planes
@@ -81,6 +87,7 @@ def bench_speed(tmp, quick, report, note):
     for label, mbs in rows:
         print(f"  {label:<52}{mbs / 1000:6.2f} GB/s")
     print(f"  stored / raw: {v['ratio_base']:.3f} against its base, {v['ratio_alone']:.3f} without")
+    bench_round(tmp, base, rec, quick, note)
     report(
         f"packed: unpack {mb:.0f} MB float32, one core, into mapped memory",
         f"{v['decode_warm'] / 1000:.2f} GB/s",
@@ -93,6 +100,43 @@ def bench_speed(tmp, quick, report, note):
         ">= 200 MB/s",
         v["encode_base"] >= 200,
     )
+
+
+def bench_round(tmp, base, reply, quick, note):
+    """FedAvg of one round's replies through SQL, stored raw and stored packed
+    (each reply against its global model, which is stored packed without a
+    base), the global model unpacked for every row as a view would: what the
+    per-connection cache of unpacked records serves (phase 2's target)."""
+    clients = 4 if quick else 10
+    path = os.path.join(tmp, "pack_round.db")
+    con = connect(path)
+    con.executescript(
+        """PRAGMA page_size = 65536; PRAGMA journal_mode = OFF;
+           CREATE TABLE raw(pos INTEGER PRIMARY KEY, rec BLOB);
+           CREATE TABLE packed(pos INTEGER PRIMARY KEY, p BLOB);
+           CREATE TABLE g(p BLOB);"""
+    )
+    con.execute("INSERT INTO g VALUES (ar_pack(?))", (base,))
+    for i in range(clients):  # distinct replies: the client's model with a little noise of its own
+        con.execute("INSERT INTO raw VALUES (?, ar_add_noise(?, 1e-6, ?))", (i, reply, i + 1))
+    con.execute("INSERT INTO packed SELECT pos, ar_pack(rec, ?) FROM raw", (base,))
+    con.commit()
+    view = "ar_unpack(p, (SELECT ar_unpack(g.p) FROM g))"
+    q_raw, q_packed = "SELECT length(ar_mean(rec)) FROM raw", f"SELECT length(ar_mean({view})) FROM packed"
+    assert con.execute(q_raw).fetchone() == con.execute(q_packed).fetchone()
+    t_raw, t_packed = in_turns([lambda: con.execute(q_raw).fetchone(), lambda: con.execute(q_packed).fetchone()], 3)
+    (stored,) = con.execute("SELECT sum(length(p)) FROM packed").fetchone()
+    (raw,) = con.execute("SELECT sum(length(rec)) FROM raw").fetchone()
+    con.close()
+    os.remove(path)
+    print(f"== Packed records: FedAvg of {clients} replies of {len(reply) / 1e6:.1f} MB through SQL, raw and packed")
+    note("""ar_mean(rec) over the raw rows, and ar_mean(ar_unpack(p, (SELECT ar_unpack(g.p) FROM g))) over
+            the packed ones (each reply against its global model, stored packed without a base): the
+            global model is unpacked for every row, as a view does, and the connection's cache of
+            unpacked records serves all but the first. One connection, in turns, best of 3.""")
+    print(f"  {'raw rows':<52}{t_raw:7.3f} s   {raw / 1e6:7.1f} MB stored")
+    print(f"  {'packed rows, the base unpacked per row':<52}{t_packed:7.3f} s   {stored / 1e6:7.1f} MB stored")
+    print(f"  packed / raw time: {t_packed / t_raw:.2f}x (one core)")
 
 
 # --- sizes ----------------------------------------------------------------------------
