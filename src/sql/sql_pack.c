@@ -351,10 +351,12 @@ int sql_pack_register(sqlite3 *db, char **pzErrMsg) {
   int rc, i;
   rc = sql_register_optional(db, pack_functions, (int)(sizeof(pack_functions) / sizeof(pack_functions[0])), pzErrMsg);
   if (rc != SQLITE_OK) return rc;
-  if (!(conn = codec_malloc(sizeof(*conn)))) return SQLITE_NOMEM;
-  memset(conn, 0, sizeof(*conn));
-  if (!(conn->cache = packed_cache_new())) {
-    codec_free(conn);
+  if ((conn = codec_malloc(sizeof(*conn))) != NULL) {
+    memset(conn, 0, sizeof(*conn));
+    if (!(conn->cache = packed_cache_new())) codec_free(conn), conn = NULL;
+  }
+  if (!conn) { /* SQLite reports a failed init with the message: say why */
+    if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register ar_unpack (out of memory)");
     return SQLITE_NOMEM;
   }
   conn->refs = UNPACK_FUNCTIONS;
@@ -362,8 +364,15 @@ int sql_pack_register(sqlite3 *db, char **pzErrMsg) {
     conn->fns[i].f = unpack_functions[i];
     conn->fns[i].conn = conn;
     if ((rc = sql_register_owned(db, &conn->fns[i].f, 1, unpack_destroy, pzErrMsg)) != SQLITE_OK) {
-      /* SQLite destroyed this one; the ones after it were never registered */
+      int j;
+      /* SQLite destroyed this one; the ones after it were never registered.
+      ** A failed load unloads the library, so the ones before it go now,
+      ** while their destructor is still there to call (SQLite calls it when
+      ** a function is deleted). */
       unpack_conn_release(conn, UNPACK_FUNCTIONS - 1 - i);
+      for (j = i - 1; j >= 0; j--)
+        sqlite3_create_function_v2(db, unpack_functions[j].name, unpack_functions[j].nargs, SQL_PURE, NULL, NULL, NULL,
+                                   NULL, NULL);
       return rc;
     }
   }
