@@ -83,7 +83,7 @@ OBJ_FLAGS := $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Isrc -Iinclude -MMD -M
 # Numeric code is built with -O3 so the compiler vectorizes its loops, and
 # without FMA contraction so results do not depend on the target CPU.
 MATH_OPT  ?= -O3 -ffp-contract=off
-LIBS      := -lm -lz
+LIBS      := -lm -lz -lzstd
 
 .PHONY: all static test demo clean install uninstall
 
@@ -246,7 +246,7 @@ clean:
 # flower-env), else bench/flower_way.py's copy of it; bench/curves.png is
 # rewritten by a full run (bench/README.md).
 .PHONY: bench bench-scale
-bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so $(BUILD)/bench_sha256
+bench: $(EXT) $(BUILD)/bench_memcpy $(BUILD)/bench_noop.so $(BUILD)/bench_sha256 $(BUILD)/bench_pack
 	$(PYTHON) bench/run.py $(if $(QUICK),--quick)
 
 # The median and trimmed mean of 64 clients x 32 MB under a 512 MB heap limit
@@ -272,6 +272,10 @@ $(BUILD)/bench_noop.so: bench/noop.c
 .PHONY: python
 python:
 	$(PYTHON) -m build --no-isolation --wheel --outdir $(BUILD)/python bindings/python
+
+# Packing and unpacking in C alone (bench/pack.c), on the codecs' objects.
+$(BUILD)/bench_pack: bench/pack.c $(PURE_OBJ)
+	$(CC) $(WARN) -O2 -Isrc -o $@ bench/pack.c $(PURE_OBJ) $(LIBS)
 
 # The project's SHA-256 alone, portable and SHA-NI (bench/sha256.c).
 $(BUILD)/bench_sha256: bench/sha256.c $(OBJ)/codec/sha256.o $(OBJ)/codec/sha256_ni.o

@@ -41,6 +41,12 @@ side in one run and printed as ratios (never asserted anywhere).
               plugin's table page over 1,000 rows of ~1 MB records against Datasette without it,
               and its record page of a 999 MB record against length() and one
               ar_stats pass (needs build/datasette: make datasette-env).
+  packing     (bench/packing.py) packed records: packing and unpacking a
+              25 MB float32 record in C alone (bench/pack.c), into mapped
+              and fresh memory, next to memcpy; stored / raw of two real
+              federated runs on digits (a NumPy MLP, a CNN with BatchNorm),
+              per byte plane, with the residuals' entropy floor, the lossy
+              option and keyframe layouts.
 
 How it measures (see bench/README.md): SQL runs through SQLite's C API
 (ctypes); BLOB arguments are bound without a copy and BLOB results are
@@ -84,6 +90,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import datasette_speed  # noqa: E402  (bench/datasette_speed.py)
+import packing  # noqa: E402  (bench/packing.py)
 from arlib import _field as pb_ld  # noqa: E402
 from arlib import load_npy, npy_bytes, record_bytes, varint  # noqa: E402
 from turns import in_turns, turn_times  # noqa: E402  (bench/turns.py)
@@ -1304,6 +1311,7 @@ def main():
             "flower",
             "logging",
             "datasette",
+            "packing",
         ],
         help="run this comparison alone (flower: FedAvg and Krum/Bulyan against Flower's code)",
     )
@@ -1345,6 +1353,7 @@ def main():
         "curves": lambda: bench_curves(tmp, args.quick, peer),
         "logging": lambda: bench_logging(args.quick),
         "datasette": lambda: datasette_speed.bench(tmp, args.quick, report, note),
+        "packing": lambda: packing.bench(tmp, args.quick, report, note),
     }
     chosen = {None: list(steps), "flower": ["fedavg", "robust"]}.get(only, [only])
     try:

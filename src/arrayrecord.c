@@ -57,7 +57,10 @@ static const sql_function core_functions[] = {
 
 static int core_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, core_functions, pzErrMsg); }
 
-/* Every registrar, in registration order. */
+/* Every registrar, in registration order. sql_pack_register comes last:
+** its functions own per-connection state with a destructor, which must not
+** outlive a failed load (SQLite unloads the library then), and it removes
+** them itself when it fails; a registrar after it could fail too late. */
 static int (*const registrars[])(sqlite3 *, char **) = {
     core_register,          sql_npy_register,           sql_record_register,
     sql_build_register,     vtab_array_record_register, vtab_npy_each_register,
@@ -67,6 +70,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_robust_register,    sql_recorddict_register,    vtab_record_dict_register,
     sql_message_register,   sql_strategy_register,      vtab_ar_compare_register,
     sql_inspect_register,   vtab_ar_inspect_register,   vtab_ar_rolling_register,
+    sql_pack_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

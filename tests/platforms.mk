@@ -7,7 +7,8 @@
 #                    linked into the hosts, in build/amalg-VERSION. Python
 #                    tests are left out: Python's sqlite3 module brings its own.
 #   make windows     build/windows/arrayrecord.dll, cross-compiled with MinGW-w64
-#                    (apt-get install -y gcc-mingw-w64-x86-64 libz-mingw-w64-dev)
+#                    (apt-get install -y gcc-mingw-w64-x86-64 libz-mingw-w64-dev
+#                    python3-pip; zstd is built from source, see below)
 #   make check-windows-tour SQLITE_SHELL=dir/shell.c   the tour in a Windows sqlite3.exe
 #   make check-windows SQLITE_AMALGAMATION=dir/sqlite3.c
 #                    the unit tests and SQL goldens on Windows under wine
@@ -39,21 +40,45 @@ else
 	@BUILD=build/amalg-$(AMALG_VERSION) tests/run unit sql bad fuzz oom
 endif
 
-# Windows: the same sources, cross-compiled; zlib linked in statically so the
-# DLL needs nothing beside it. MinGW's own printf (not msvcrt's) formats
-# numbers as C99 says, as the golden outputs expect. The SQLite headers
-# (header-only for an extension) are copied from the system's, as putting
-# /usr/include on the path would bring glibc's headers with them.
+# Windows: the same sources, cross-compiled; zlib and zstd linked in
+# statically so the DLL needs nothing beside it. MinGW's own printf (not
+# msvcrt's) formats numbers as C99 says, as the golden outputs expect. The
+# SQLite headers (header-only for an extension) are copied from the
+# system's, as putting /usr/include on the path would bring glibc's headers
+# with them.
 WIN_CC     ?= x86_64-w64-mingw32-gcc
+WIN_AR     ?= x86_64-w64-mingw32-ar
 WIN_BUILD  := build/windows
 WIN_SQLITE ?= /usr/include
-WIN_FLAGS  := -g -O2 -Werror -D__USE_MINGW_ANSI_STDIO=1 -I$(WIN_BUILD)/include
-windows: $(WIN_BUILD)/include/sqlite3ext.h
+WIN_ZSTD   := $(WIN_BUILD)/zstd
+WIN_FLAGS  := -g -O2 -Werror -D__USE_MINGW_ANSI_STDIO=1 -I$(WIN_BUILD)/include -I$(WIN_ZSTD)/src
+WIN_LIBS   := -l:libz.a $(WIN_ZSTD)/libzstd.a
+windows: $(WIN_BUILD)/include/sqlite3ext.h $(WIN_ZSTD)/libzstd.a
 	@$(MAKE) --no-print-directory BUILD=$(WIN_BUILD) CC=$(WIN_CC) CFLAGS="$(WIN_FLAGS)" SO_SUFFIX=.dll \
-	  SHARED="-shared -static-libgcc" LIBS="-l:libz.a" $(WIN_BUILD)/arrayrecord.dll
+	  SHARED="-shared -static-libgcc" LIBS="$(WIN_LIBS)" $(WIN_BUILD)/arrayrecord.dll
 $(WIN_BUILD)/include/sqlite3ext.h: $(WIN_SQLITE)/sqlite3ext.h $(WIN_SQLITE)/sqlite3.h
 	@mkdir -p $(@D)
 	cp $^ $(@D)/
+
+# zstd for MinGW: Debian packages no MinGW build of libzstd, so the DLL links
+# zstd's own single-file library (zstd.c with zstd.h, BSD-licensed), compiled
+# here from the copy that the PyPI sdist of python-zstandard carries (its
+# zstd/ folder; zstandard 0.23.0 holds zstd 1.5.6), fetched at build time by
+# pip with the version and the sdist's SHA-256 pinned, and unpacked under
+# build/: no zstd source is ever committed. zstd's own code is compiled
+# without our warnings (not ours), as SQLite's amalgamation is.
+WIN_ZSTD_SDIST   := zstandard==0.23.0
+WIN_ZSTD_SHA256  := b2d8c62d08e7255f68f7a740bae85b3c9b8e5466baa9cbf7f57f1cde0ac6bc09
+$(WIN_ZSTD)/libzstd.a:
+	@command -v $(WIN_CC) >/dev/null || { echo "make windows: $(WIN_CC) not found: apt-get install -y gcc-mingw-w64-x86-64 libz-mingw-w64-dev" >&2; exit 2; }
+	@$(PYTHON) -m pip --version >/dev/null 2>&1 || { echo "make windows: pip is needed to fetch zstd's sources: apt-get install -y python3-pip" >&2; exit 2; }
+	@rm -rf $(WIN_ZSTD) && mkdir -p $(WIN_ZSTD)/src
+	@echo "$(WIN_ZSTD_SDIST) --hash=sha256:$(WIN_ZSTD_SHA256)" >$(WIN_ZSTD)/requirements.txt
+	$(PYTHON) -m pip download -q --disable-pip-version-check --no-binary :all: --no-deps --require-hashes \
+	  -r $(WIN_ZSTD)/requirements.txt -d $(WIN_ZSTD)
+	tar xzf $(WIN_ZSTD)/zstandard-*.tar.gz -C $(WIN_ZSTD)/src --strip-components=2 --wildcards 'zstandard-*/zstd/*'
+	$(WIN_CC) -O2 -w -c -o $(WIN_ZSTD)/zstd.o $(WIN_ZSTD)/src/zstd.c
+	$(WIN_AR) rcs $@ $(WIN_ZSTD)/zstd.o
 
 # check-windows: the test hosts cross-built against the amalgamation (there
 # is no Windows SQLite to link otherwise) and run under wine with the DLL that
@@ -69,7 +94,7 @@ else
 	@command -v $(WINE) >/dev/null || { echo "make check-windows: $(WINE) not found: apt-get install -y wine64" >&2; exit 2; }
 	@$(MAKE) --no-print-directory BUILD=$(WIN_BUILD) CC=$(WIN_CC) CFLAGS="$(WIN_FLAGS:-I$(WIN_BUILD)/include=)" \
 	  SO_SUFFIX=.dll SQLITE_AMALGAMATION=$(SQLITE_AMALGAMATION) SQLITE_LIB=$(WIN_BUILD)/sqlite3/sqlite3.o \
-	  LIBS="-l:libz.a" HOST_STATIC= $(WIN_BUILD)/unit $(WIN_BUILD)/sqlrun $(WIN_BUILD)/badrun \
+	  LIBS="$(WIN_LIBS)" HOST_STATIC= $(WIN_BUILD)/unit $(WIN_BUILD)/sqlrun $(WIN_BUILD)/badrun \
 	  $(WIN_BUILD)/statichost $(REPLAYS:$(BUILD)/%=$(WIN_BUILD)/%)
 	@printf '#!/bin/bash\nset -o pipefail\nexe=$$1; shift; [ -e "$$exe" ] || exe=$$exe.exe\nWINEPREFIX=%s WINEDEBUG=-all %s "$$exe" "$$@" 2>&1 | sed "s/\\r\$$//"\n' \
 	  "$(CURDIR)/$(WIN_BUILD)/wineprefix" "$(WINE)" >$(WIN_BUILD)/wine && chmod +x $(WIN_BUILD)/wine

@@ -77,7 +77,8 @@ def compile_library(out, tmp):
         objs = list(pool.map(one, jobs))
     os.makedirs(os.path.dirname(out), exist_ok=True)
     subprocess.run(
-        cc + ["-shared", "-o", out] + objs + shlex.split(os.environ.get("LDFLAGS", "")) + ["-lm", "-lz"], check=True
+        cc + ["-shared", "-o", out] + objs + shlex.split(os.environ.get("LDFLAGS", "")) + ["-lm", "-lz", "-lzstd"],
+        check=True,
     )
 
 

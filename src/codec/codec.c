@@ -109,6 +109,11 @@ int codec_sniff(const unsigned char *p, uint64_t n) {
   uint64_t hlen = 0;
   int k;
   if (n >= 6 && memcmp(p, "\x93NUMPY", 6) == 0) return CODEC_SNIFF_NPY;
+  if (n >= 7 && memcmp(p,
+                       "\x07"
+                       "ARPACK",
+                       7) == 0)
+    return CODEC_SNIFF_PACKED; /* packed.h's magic */
   if (n >= 4 && (memcmp(p, "PK\x03\x04", 4) == 0 || memcmp(p, "PK\x05\x06", 4) == 0)) return CODEC_SNIFF_NPZ;
   if (n < 10) return CODEC_SNIFF_NONE;
   for (k = 7; k >= 0; k--) hlen = hlen << 8 | p[k];

@@ -65,9 +65,9 @@ const char *codec_quote(char *out, size_t cap, const void *src, uint64_t n);
 ** their first bytes, so a reader's error can name the converter: a .npy
 ** ("\x93NUMPY"), a .npz (a ZIP: "PK\x03\x04", or "PK\x05\x06" when
 ** empty) or a safetensors file (an 8-byte little-endian header length N,
-** then N bytes starting with '{'). Only for messages: a match proves
-** nothing. */
-enum { CODEC_SNIFF_NONE, CODEC_SNIFF_NPY, CODEC_SNIFF_NPZ, CODEC_SNIFF_SAFETENSORS };
+** then N bytes starting with '{') or a packed record (packed.h's magic,
+** "\x07ARPACK"). Only for messages: a match proves nothing. */
+enum { CODEC_SNIFF_NONE, CODEC_SNIFF_NPY, CODEC_SNIFF_NPZ, CODEC_SNIFF_SAFETENSORS, CODEC_SNIFF_PACKED };
 int codec_sniff(const unsigned char *p, uint64_t n);
 
 /* A view of bytes somewhere else (a BLOB, a record's field); p may be NULL

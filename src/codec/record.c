@@ -6,6 +6,7 @@
 #include "codec/record.h"
 
 #include "codec/keyset.h"
+#include "codec/packed.h"
 #include "codec/pb.h"
 
 #include <stddef.h>
@@ -241,6 +242,10 @@ int record_parse(record_t *rec, const unsigned char *blob, uint64_t n, codec_err
     case CODEC_SNIFF_SAFETENSORS:
       return codec_fail(err, CODEC_CORRUPT,
                         "got a safetensors file, not a record: convert it with ar_from_safetensors(blob)");
+    case CODEC_SNIFF_PACKED: {
+      char msg[sizeof(err->msg)];
+      return codec_fail(err, CODEC_CORRUPT, "%s", packed_misread(msg, sizeof(msg), blob, n, PACKED_RECORD));
+    }
     default: return rc;
   }
 }

@@ -7,6 +7,7 @@
 
 #include "codec/array.h"
 #include "codec/keyset.h"
+#include "codec/packed.h"
 #include "codec/pb.h"
 #include "codec/valrec.h"
 
@@ -115,6 +116,10 @@ int recorddict_parse(recorddict_t *rd, const unsigned char *blob, uint64_t n, co
     static const char *const hint[] = {NULL, "a .npy file", "a .npz archive", "a safetensors file"};
     static const char *const conv[] = {NULL, "ar('key', npy)", "ar_from_npz(blob)", "ar_from_safetensors(blob)"};
     int kind = codec_sniff(blob, n);
+    if (kind == CODEC_SNIFF_PACKED) {
+      char msg[sizeof(err->msg)];
+      return codec_fail(err, CODEC_CORRUPT, "%s", packed_misread(msg, sizeof(msg), blob, n, PACKED_RECORDDICT));
+    }
     if (kind != CODEC_SNIFF_NONE)
       return codec_fail(err, CODEC_CORRUPT,
                         "got %s, not a record dict: make a record with %s, then wrap it with rd(name, 'array', rec)",

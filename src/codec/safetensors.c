@@ -37,6 +37,8 @@ int st_dtype_code(const unsigned char *name, uint64_t n) {
   return -1;
 }
 
+int st_dtype_bits(int code) { return code >= 0 && code < ST_NDTYPES ? st_dtypes[code].bits : 0; }
+
 /* The code of a dtype name as the header spells it: JSON escapes are
 ** decoded first, as any JSON reader does ("F\u0033\u0032" is F32). */
 static int dtype_code_json(const json_str *v) {

@@ -76,6 +76,8 @@ int st_is_raw_dtype(const unsigned char *name, uint64_t n);
 
 /* The safetensors dtype name of code, and the code of a name (-1). */
 int st_dtype_code(const unsigned char *name, uint64_t n);
+/* A code's size in bits (BF16: 16; F4: 4), 0 for -1. */
+int st_dtype_bits(int code);
 
 /* Append the record of a parsed file to out. */
 int st_to_record(const st_file *f, buf_t *out, codec_err *err);

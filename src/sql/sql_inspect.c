@@ -12,9 +12,14 @@
 **    {"name":"arrays","kind":"array_record","count":2,"nbytes":120},
 **    {"name":"metrics","kind":"metric_record","values":{"loss":0.25}},
 **    {"name":"config","kind":"config_record","values":{"lr":0.1}}]}
+**   {"kind":"packed","of":"arrayrecord","size":240799,"packed":135309,
+**    "base":"86bb...","lossy":null,"max_error":0.0,"count":4,
+**    "items":[{"key":"w","mode":"diff","nbytes":240000,"stored":134831},...]}
 **
 ** nbytes counts array data (numel times the item size, the .npy headers
-** left out); items lists at most max_items entries (3 by default). The
+** left out); items lists at most max_items entries (3 by default). A packed
+** BLOB (codec/packed.h) is described from its header and meta section:
+** size is what it unpacks to, packed its own length. The
 ** values of metric and config records are rd_metrics' / rd_config's JSON.
 ** A BLOB that fits no rule of sql_inspect_detect, and any value that is no
 ** BLOB, gives NULL: a cell renderer falls back on its own display.
@@ -27,7 +32,9 @@ SQLITE_EXTENSION_INIT3
 
 #include "codec/array.h"
 #include "codec/json.h"
+#include "codec/packed.h"
 #include "codec/recorddict.h"
+#include "codec/sha256.h"
 #include "codec/valrec.h"
 
 static const char npy_magic[] = "\x93NUMPY";
@@ -183,6 +190,45 @@ done:
   return rc;
 }
 
+/* A packed record or record dict: what its header and meta section say
+** (nothing is unpacked); a damaged one is described as nothing (NULL). */
+static int describe_packed(buf_t *b, const unsigned char *p, uint64_t n, sqlite3_int64 max_items) {
+  packed_view v;
+  codec_err err;
+  uint32_t i;
+  int rc;
+  packed_view_init(&v);
+  if ((rc = packed_open(&v, p, n, UINT64_MAX, &err)) != CODEC_OK) goto done;
+  buf_printf(b,
+             "{\"kind\":\"packed\",\"of\":\"%s\",\"size\":%llu,\"packed\":%llu,\"base\":", packed_kind_name(v.h.kind),
+             (unsigned long long)v.h.size, (unsigned long long)n);
+  if (v.h.flags & PACKED_HAS_BASE) {
+    char id[SHA256_HEX_SIZE];
+    buf_printf(b, "\"%s\"", sha256_hex(v.h.base_id, id));
+  } else {
+    buf_puts(b, "null");
+  }
+  buf_puts(b, ",\"lossy\":");
+  if (v.h.lossy)
+    buf_printf(b, "\"%s\"", packed_lossy_name(v.h.lossy));
+  else
+    buf_puts(b, "null");
+  buf_puts(b, ",\"max_error\":");
+  json_put_float(b, v.h.max_error, 64);
+  buf_printf(b, ",\"count\":%u,\"items\":[", (unsigned)v.h.count);
+  for (i = 0; i < v.h.count && (sqlite3_int64)i < max_items; i++) {
+    if (i) buf_putc(b, ',');
+    buf_puts(b, "{\"key\":");
+    json_put_string(b, v.e[i].key.p, v.e[i].key.n);
+    buf_printf(b, ",\"mode\":\"%s\",\"nbytes\":%llu,\"stored\":%llu}", packed_mode_name(v.e[i].mode),
+               (unsigned long long)v.e[i].length, (unsigned long long)v.e[i].stored);
+  }
+  buf_puts(b, "]}");
+done:
+  packed_view_clear(&v);
+  return rc;
+}
+
 /* ar_describe(blob [, max_items]) */
 static void ar_describe_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_int64 max_items = 3;
@@ -197,7 +243,24 @@ static void ar_describe_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
     }
   }
   if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) return; /* not ours: NULL */
-  if (sql_blob_span(argv[0], &blob) != SQLITE_OK || sql_inspect_detect(blob.p, blob.n, &kind) != CODEC_OK) {
+  if (sql_blob_span(argv[0], &blob) != SQLITE_OK) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (packed_is(blob.p, blob.n)) {
+    sql_buf_init(ctx, &b);
+    rc = describe_packed(&b, blob.p, blob.n, max_items);
+    if (rc == CODEC_NOMEM) {
+      buf_free(&b);
+      sqlite3_result_error_nomem(ctx);
+    } else if (rc != CODEC_OK) {
+      buf_free(&b); /* damaged: NULL */
+    } else {
+      sql_result_buf(ctx, &b, 1);
+    }
+    return;
+  }
+  if (sql_inspect_detect(blob.p, blob.n, &kind) != CODEC_OK) {
     sqlite3_result_error_nomem(ctx);
     return;
   }

@@ -31,5 +31,6 @@ int sql_message_register(sqlite3 *db, char **pzErrMsg);
 int sql_strategy_register(sqlite3 *db, char **pzErrMsg);
 int sql_inspect_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_inspect_register(sqlite3 *db, char **pzErrMsg);
+int sql_pack_register(sqlite3 *db, char **pzErrMsg);
 
 #endif

@@ -12,6 +12,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "codec/array.h"
 #include "codec/json.h"
+#include "codec/packed.h"
 
 /* Scalar functions go through here: a NULL argument gives a NULL result
 ** before anything else is looked at (so `f(bad, NULL)` is NULL, not an
@@ -24,15 +25,19 @@ static void sql_dispatch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   SQL_ENTRY(ctx)->xFunc(ctx, argc, argv);
 }
 
-int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
-  return sql_register_flags(db, fns, count, SQL_PURE, pzErrMsg);
+/* The same for functions whose later arguments may be NULL on purpose
+** (documented): only a NULL first argument gives NULL at once. */
+static void sql_dispatch_first(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (argc > 0 && sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  SQL_ENTRY(ctx)->xFunc(ctx, argc, argv);
 }
 
-int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flags, char **pzErrMsg) {
+static int register_each(sqlite3 *db, const sql_function *fns, int count, int flags,
+                         void (*dispatch)(sqlite3_context *, int, sqlite3_value **), char **pzErrMsg) {
   int i, rc;
   for (i = 0; i < count; i++) {
     rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs, flags, (void *)&fns[i],
-                                    fns[i].xFunc ? sql_dispatch : NULL, fns[i].xStep, fns[i].xFinal, NULL);
+                                    fns[i].xFunc ? dispatch : NULL, fns[i].xStep, fns[i].xFinal, NULL);
     if (rc != SQLITE_OK) {
       if (pzErrMsg)
         *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", fns[i].name, sqlite3_errstr(rc));
@@ -40,6 +45,26 @@ int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flag
     }
   }
   return SQLITE_OK;
+}
+
+int sql_register_owned(sqlite3 *db, const sql_function *entry, int optional, void (*destroy)(void *), char **pzErrMsg) {
+  int rc = sqlite3_create_function_v2(db, entry->name, entry->nargs, SQL_PURE, (void *)entry,
+                                      optional ? sql_dispatch_first : sql_dispatch, NULL, NULL, destroy);
+  if (rc != SQLITE_OK && pzErrMsg)
+    *pzErrMsg = sqlite3_mprintf("arrayrecord: cannot register %s (%s)", entry->name, sqlite3_errstr(rc));
+  return rc;
+}
+
+int sql_register_optional(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
+  return register_each(db, fns, count, SQL_PURE, sql_dispatch_first, pzErrMsg);
+}
+
+int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg) {
+  return sql_register_flags(db, fns, count, SQL_PURE, pzErrMsg);
+}
+
+int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flags, char **pzErrMsg) {
+  return register_each(db, fns, count, flags, sql_dispatch, pzErrMsg);
 }
 
 int sql_register_window(sqlite3 *db, const sql_window_function *fns, int count, char **pzErrMsg) {
@@ -208,6 +233,10 @@ int sql_npy_parse(const unsigned char *p, uint64_t n, npy_array *a, codec_err *e
       return codec_fail(err, CODEC_CORRUPT,
                         "got a safetensors file, not a .npy file: convert it with ar_from_safetensors(blob), then "
                         "take an array out with ar_get(rec, key)");
+    case CODEC_SNIFF_PACKED: {
+      char msg[sizeof(err->msg)];
+      return codec_fail(err, CODEC_CORRUPT, "%s", packed_misread(msg, sizeof(msg), p, n, 0));
+    }
     default: break;
   }
   if (n == 4 || n == 8)

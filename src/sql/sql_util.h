@@ -54,6 +54,16 @@ typedef struct sql_window_function {
 ** any argument is NULL, without its xFunc being called. On failure sets
 ** *pzErrMsg naming the function that failed. */
 int sql_register(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
+/* sql_register for scalar functions whose arguments after the first may
+** be NULL (each such NULL documented: "a NULL base packs without one"):
+** only a NULL first argument gives NULL without xFunc being called. */
+int sql_register_optional(sqlite3 *db, const sql_function *fns, int count, char **pzErrMsg);
+/* Register one scalar function whose user data is owned by the
+** connection: entry's first member is its sql_function (so SQL_ENTRY and
+** friends work), and SQLite calls destroy(entry) when the function goes
+** (the connection closes, it is registered again) or when registering it
+** fails. optional: as sql_register_optional. */
+int sql_register_owned(sqlite3 *db, const sql_function *entry, int optional, void (*destroy)(void *), char **pzErrMsg);
 /* sql_register with other flags (SQL_VOLATILE). */
 int sql_register_flags(sqlite3 *db, const sql_function *fns, int count, int flags, char **pzErrMsg);
 /* Register a table of window functions (sqlite3_create_window_function),

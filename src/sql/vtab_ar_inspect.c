@@ -47,6 +47,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "codec/array.h"
 #include "codec/json.h"
+#include "codec/packed.h"
 #include "codec/recorddict.h"
 #include "math/inspect.h"
 
@@ -188,6 +189,12 @@ static int undetected(sqlite3_vtab_cursor *base, codec_span arg) {
     rc = npy_parse(arg.p, arg.n, &a, &err);
     if (rc == CODEC_OK) codec_fail(&err, CODEC_CORRUPT, "unreadable .npy"); /* not reached: detected */
     return inspect_fail(base, err.msg);
+  }
+  if (packed_is(arg.p, arg.n)) { /* what it is, and what unpacks it */
+    char msg[sizeof(err.msg)], hint[PACKED_HINT_MAX];
+    int kind;
+    packed_hint(hint, sizeof(hint), arg.p, arg.n, &kind);
+    return inspect_fail(base, packed_misread(msg, sizeof(msg), arg.p, arg.n, kind));
   }
   record_init(&rec);
   rc = record_parse(&rec, arg.p, arg.n, &err);

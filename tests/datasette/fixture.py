@@ -340,6 +340,12 @@ def add_tables(con):
         ("text", "just text"),
         ("number", 42),
         ("null", None),
+        ("packed record", con.execute("SELECT ar_pack(?1, ar_scale(?1, 0.5))", (good_rec,)).fetchone()[0]),
+        (
+            "packed lossy",
+            con.execute('SELECT ar_pack(?1, ar_scale(?1, 0.5), \'{"lossy": "float16"}\')', (good_rec,)).fetchone()[0],
+        ),
+        ("packed recorddict", con.execute("SELECT rd_pack(?)", (dicts[0][1],)).fetchone()[0]),
     ]
     con.executemany("INSERT INTO blobs(note, data) VALUES (?, ?)", blobs)
     con.executemany(

@@ -4,10 +4,12 @@ undeclared column), columns declared ARRAYRECORD / RECORDDICT / NPY and a
 column named by the plugin's configuration (a BLOB that fails shows the
 reader's error text), x'' and short random BLOBs left to Datasette, cells
 linked to their record pages by Datasette's row paths, query results
-rendered without a link, and hostile keys, metric names and config strings
-shown as text."""
+rendered without a link, packed records and record dicts shown from their
+headers (sizes, base, modes; no link), and hostile keys, metric names and
+config strings shown as text."""
 
 import html
+import json
 import re
 
 from dsenv import datasette, fixture, get, sql, table_cells
@@ -60,6 +62,34 @@ def test_undeclared_column_detected_by_content():
     (blob,) = con.execute("SELECT data FROM blobs WHERE note = 'record'").fetchone()
     arrays = sar.from_record(blob)
     assert (sum(a.size for a in arrays.values()), sum(a.nbytes for a in arrays.values())) == (127, 508)
+
+
+def test_packed_cells_say_what_they_hold():
+    cells = table_cells(get("/fixture/blobs?_size=100").text, "data")
+    con = sql()
+    by = dict(zip([n for (n,) in con.execute("SELECT note FROM blobs ORDER BY id")], cells))
+    (blob, described, base_id) = con.execute(
+        "SELECT data, ar_describe(data), ar_pack_base(data) FROM blobs WHERE note = 'packed record'"
+    ).fetchone()
+    d = json.loads(described)
+    lines = text_of(by["packed record"]).splitlines()
+    size, packed = d["size"], len(blob)
+    assert re.fullmatch(r"Packed ArrayRecord · 4 arrays · 1\.2 KB packed into \d+ B \(0\.\d\d\)", lines[0]), lines[0]
+    assert lines[0].endswith(f"({packed / size:.2f})") and size == len(blob_of(con))
+    assert lines[1] == f"against base {base_id[:16]}…"
+    assert [x.split(" ")[0] for x in lines[2:5]] == ["conv1.weight", "conv1.bias", "fc.weight"] and lines[
+        5
+    ] == "… 1 more"
+    assert all(x.split(" ")[1] in ("raw", "planes", "diff", "xor", "same") for x in lines[2:5])
+    assert "<a " not in by["packed record"]  # no record page: its arrays need the base
+    lossy = text_of(by["packed lossy"]).splitlines()
+    assert lossy[1].startswith(f"against base {base_id[:16]}… · lossy float16, max error ")
+    rd = text_of(by["packed recorddict"]).splitlines()
+    assert rd[0].startswith("Packed RecordDict · 2 arrays · ") and rd[1] == "no base"
+
+
+def blob_of(con):
+    return con.execute("SELECT data FROM blobs WHERE note = 'record'").fetchone()[0]
 
 
 def test_declared_columns_show_the_readers_errors():

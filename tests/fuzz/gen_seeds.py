@@ -14,6 +14,8 @@ output is deterministic. Commit what changes.
 import io
 import json
 import os
+import random
+import sqlite3
 import struct
 import zipfile
 import zlib
@@ -256,9 +258,64 @@ def gen_math():
     write("math", seeds)
 
 
+# --- packed records ---------------------------------------------------------------
+
+
+def packed_part(dtype_flags, payload):
+    """One of fuzz_packed's item parts: a dtype byte, then the payload."""
+    return bytes([dtype_flags]) + payload
+
+
+def floats(n, seed, scale=1.0):
+    r = random.Random(seed)
+    return b"".join(struct.pack("<f", r.uniform(-1, 1) * scale) for _ in range(n))
+
+
+def gen_packed():
+    rec = [
+        packed_part(0, floats(1100, 1)),
+        packed_part(1, bytes(range(256))),
+        packed_part(8, floats(100, 3)),
+        packed_part(16, floats(64, 4)),
+        packed_part(2, b"\x00\x3c" * 50),
+    ]
+    base = [
+        packed_part(0, floats(1100, 1)[:-8] + bytes(8)),
+        packed_part(1, bytes(range(256))),
+        packed_part(8, floats(100, 5)),
+    ]
+    mlp = open(os.path.join(ROOT, "tests", "data", "records", "mlp_dict.pb"), "rb").read()
+    seeds = []
+    for label, ctl in [
+        ("plain", b"\x00\x01"),
+        ("nobase", b"\x01\x00"),
+        ("lossy", b"\x02\x02\x10\x20\x30\x40\x80"),
+        ("bf16", b"\x06\x00"),
+        ("rd", b"\x08\x01\x00\x05\x01\x07\x40"),
+    ]:
+        seeds.append((label, b"P" + ctl + SEP + SEP.join(rec) + SEP + SEP + SEP.join(base)))
+    seeds.append(("raw", b"P\x10\x00" + SEP + mlp))
+    ext = os.path.join(ROOT, "build", "arrayrecord")
+    try:
+        con = sqlite3.connect(":memory:")
+        con.enable_load_extension(True)
+        con.load_extension(ext)
+    except (AttributeError, sqlite3.OperationalError):
+        con = None
+    if con is not None:
+        (p,) = con.execute(
+            "SELECT ar_pack(ar_add(?1, ar_scale(?1, 0.001)), ?1, '{\"chunk\": 1024}')", (mlp,)
+        ).fetchone()
+        seeds.append(("packed_mlp", p))
+        (p,) = con.execute("SELECT ar_pack(?1)", (mlp,)).fetchone()
+        seeds.append(("packed_self", p))
+    write("packed", seeds)
+
+
 if __name__ == "__main__":
     gen_safetensors()
     gen_npz()
     gen_flower()
     gen_json_read()
     gen_math()
+    gen_packed()

@@ -152,7 +152,7 @@ def test_no_module_imports_flwr_and_torch_only_lazily():
 
 def test_public_names_in_their_module_and_the_package():
     assert sar.__all__ == PACKAGE_ALL
-    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "__main__", "_check_cli"}
+    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "_packed", "__main__", "_check_cli"}
     assert set(package_modules("flower")) == set(FLOWER_LAYOUT) | FLOWER_PRIVATE
     assert set(package_modules("export")) == set(EXPORT_LAYOUT) | EXPORT_PRIVATE
     export = importlib.import_module("sqlite_arrayrecord.export")

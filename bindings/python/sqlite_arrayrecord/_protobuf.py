@@ -238,8 +238,10 @@ def wrong_type(ctx, field, wt, at):
 
 
 def sniff(b):
-    """What another format's magic says a blob is (codec_sniff): 'npy', 'npz', 'safetensors' or None."""
+    """What another format's magic says a blob is (codec_sniff): 'npy', 'npz', 'safetensors', 'packed' or None."""
     n = len(b)
+    if n >= 7 and bytes(b[:7]) == b"\x07ARPACK":
+        return "packed"
     if n >= 6 and bytes(b[:6]) == b"\x93NUMPY":
         return "npy"
     if n >= 4 and bytes(b[:4]) in (b"PK\x03\x04", b"PK\x05\x06"):

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from . import _packed
 from ._protobuf import _U64, Corrupt, fail, quote, sniff
 
 __all__ = ["to_npy", "from_npy"]
@@ -440,6 +441,8 @@ def _npy_value(mv):
                 "got a safetensors file, not a .npy file: convert it with ar_from_safetensors(blob), then "
                 "take an array out with ar_get(rec, key)"
             ) from None
+        if kind == "packed":
+            raise Corrupt(_packed.misread(mv, 0)) from None
         if n in (4, 8):
             raise Corrupt(
                 f"got {'an' if n == 8 else 'a'} {n}-byte BLOB, not a .npy file: a NumPy scalar bound as bytes? "

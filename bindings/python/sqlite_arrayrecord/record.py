@@ -14,6 +14,7 @@ item reader and builder here serve the RecordDict and PyTorch codecs too.
 
 import numpy as np
 
+from . import _packed
 from ._protobuf import _U64, Corrupt, Ctx, Reader, fail, len_field, quote, sniff, utf8_valid, varint, wrong_type
 from .npy import (
     _DT,
@@ -257,6 +258,8 @@ def _parse(mv):
             raise Corrupt("got a .npz archive, not a record: convert it with ar_from_npz(blob)") from None
         if kind == "safetensors":
             raise Corrupt("got a safetensors file, not a record: convert it with ar_from_safetensors(blob)") from None
+        if kind == "packed":
+            raise Corrupt(_packed.misread(mv, _packed.RECORD)) from None
         raise
 
 

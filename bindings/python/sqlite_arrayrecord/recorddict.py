@@ -18,6 +18,7 @@ import struct
 
 import numpy as np
 
+from . import _packed
 from ._protobuf import Corrupt, Ctx, Reader, fail, len_field, quote, sniff, utf8_valid, varint, wrong_type
 from .npy import _byte_view, _view
 from .record import NUMPY_STYPE, _build_pieces, _item_array, _items_of, _parse, _record_items, _validate
@@ -290,6 +291,8 @@ def _rd_parse(mv):
         kind = sniff(mv)
         if kind is None:
             raise
+        if kind == "packed":
+            raise Corrupt(_packed.misread(mv, _packed.RECORDDICT)) from None
         hint, conv = {
             "npy": ("a .npy file", "ar('key', npy)"),
             "npz": ("a .npz archive", "ar_from_npz(blob)"),

@@ -2,9 +2,12 @@
 """Table cells: a BLOB that is an ArrayRecord, a RecordDict or a .npy is
 shown as what it is, from its headers only (one ar_describe call per cell on
 a private in-memory connection; no Datasette query per cell), linked to its
-record page. In a column declared ARRAYRECORD, RECORDDICT or NPY (or named
-by the plugin's configuration) a BLOB that fails shows the error text of
-ar_error / rd_error / npy_error; any other value keeps Datasette's display.
+record page. A packed record or record dict (ar_pack, rd_pack) is shown from
+its header and meta section: its size packed and unpacked, its base, each
+array's mode; it has no record page (its arrays need its base to read). In
+a column declared ARRAYRECORD, RECORDDICT or NPY (or named by the plugin's
+configuration) a BLOB that fails shows the error text of ar_error /
+rd_error / npy_error; any other value keeps Datasette's display.
 """
 
 import json
@@ -112,17 +115,36 @@ def _values(values):
     return " · ".join(f"{k} {_value(v)}" for k, v in values.items())
 
 
+def _more(d, shown):
+    return [f"… {d['count'] - shown:,} more"] if d["count"] > shown else []
+
+
+def _packed(d):
+    """A packed record's lines: what it holds, its sizes, its base, its arrays' modes."""
+    what = "ArrayRecord" if d["of"] == "arrayrecord" else "RecordDict"
+    ratio = d["packed"] / d["size"] if d["size"] else 0
+    lines = [
+        f"Packed {what} · {_n(d['count'], 'array')} · {_size(d['size'])} packed into {_size(d['packed'])} ({ratio:.2f})",
+        f"against base {d['base'][:16]}…" if d.get("base") else "no base",
+    ]
+    if d.get("lossy"):
+        lines[-1] += f" · lossy {d['lossy']}, max error {format_number(d['max_error'])}"
+    items = d.get("items", [])
+    lines += [f"{it['key']} {it['mode']} · {_size(it['nbytes'])} → {_size(it['stored'])}" for it in items]
+    return lines + _more(d, len(items))
+
+
 def summary(d):
     """The text lines of a cell from ar_describe's JSON (escaped on output)."""
     kind = d.get("kind")
+    if kind == "packed":
+        return _packed(d)
     if kind == "npy":
         return [f".npy {d['dtype']} {_shape(d['shape'])}", f"{_n(d['numel'], 'element')} · {_size(d['nbytes'])}"]
     if kind == "arrayrecord":
         lines = [f"ArrayRecord · {_n(d['count'], 'array')} · {_n(d['numel'], 'element')} · {_size(d['nbytes'])}"]
         lines += [f"{it['key']} {it['dtype']} {_shape(it['shape'])}" for it in d.get("items", [])]
-        if d["count"] > len(d.get("items", [])):
-            lines.append(f"… {d['count'] - len(d.get('items', [])):,} more")
-        return lines
+        return lines + _more(d, len(d.get("items", [])))
     if kind == "recorddict":
         lines = [f"RecordDict · {_n(d['count'], 'item')}"]
         for it in d.get("items", []):
@@ -130,9 +152,7 @@ def summary(d):
                 lines.append(f"{it['name']}: {_n(it['count'], 'array')} · {_size(it['nbytes'])}")
             else:
                 lines.append(f"{it['name']}: {_values(it.get('values') or {})}")
-        if d["count"] > len(d.get("items", [])):
-            lines.append(f"… {d['count'] - len(d.get('items', [])):,} more")
-        return lines
+        return lines + _more(d, len(d.get("items", [])))
     return []
 
 
@@ -156,7 +176,7 @@ async def render(row, value, column, table, database, datasette):
     if d is None and kind is None:
         return None
     href = None
-    if table is not None and pks:
+    if table is not None and pks and (d is None or d.get("kind") != "packed"):
         keys = row.keys() if hasattr(row, "keys") else []
         if all(pk in keys for pk in pks):
             pk_path = path_from_row_pks(row, [] if pks == ["rowid"] else pks, pks == ["rowid"])
