@@ -174,13 +174,4 @@ void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst
 ** NaN-propagating like np.minimum/np.maximum (bool: and / or). */
 void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max);
 
-/* --- order statistics over n doubles (v is reordered) ------------------- */
-
-/* np.median: NaN when any value is NaN; the mean of the two middle values
-** for even n. n > 0. */
-double kn_median(double *v, size_t n);
-/* Mean of the values ranked [cut, n - cut) with NaN ordered last, as
-** np.partition does (so NaNs are trimmed first from the top). n > 2 cut. */
-double kn_trimmed_mean(double *v, size_t n, size_t cut);
-
 #endif

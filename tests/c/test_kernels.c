@@ -2,8 +2,8 @@
 /*
 ** test_kernels.c — the typed loops of kernels.c: conversions (every float16
 ** bit pattern), pairwise summation accuracy and order, NaN handling of min/max,
-** integer wrapping, checked float-to-int casts, the in-place result store,
-** and the order statistics against a sorted reference.
+** integer wrapping, checked float-to-int casts and the in-place result store
+** (the order statistics: test_orderstat.c).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -370,56 +370,6 @@ TEST(kernels_elementwise_minmax) {
   CHECK(ia[0] == 4 && ia[1] == 5 && ia[2] == 0);
   kn_elem_minmax(DT_FLOAT16, ha, hb, 2, 1);
   CHECK(ha[0] == 0x4000 && ha[1] == 0x7e00);
-}
-
-static int cmp_nan_last(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  if (a != a) return b != b ? 0 : 1;
-  if (b != b) return -1;
-  return a < b ? -1 : a > b;
-}
-
-TEST(kernels_order_statistics_match_sorting) {
-  double v[301], sorted[301];
-  size_t n, i, trial;
-  for (trial = 0; trial < 300; trial++) {
-    n = 1 + rng_next() % 300;
-    for (i = 0; i < n; i++) v[i] = (double)(rng_next() % 50) - 25; /* many ties */
-    memcpy(sorted, v, n * sizeof(double));
-    qsort(sorted, n, sizeof(double), cmp_nan_last);
-    {
-      double want = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-      CHECK(kn_median(v, n) == want);
-    }
-    {
-      size_t cut = rng_next() % ((n + 1) / 2), k;
-      double s = 0;
-      if (n - 2 * cut == 0) continue;
-      for (k = cut; k < n - cut; k++) s += sorted[k];
-      memcpy(v, sorted, n * sizeof(double));
-      for (k = n; k > 1; k--) { /* shuffle */
-        size_t j = rng_next() % k;
-        double t = v[k - 1];
-        v[k - 1] = v[j];
-        v[j] = t;
-      }
-      CHECK(fabs(kn_trimmed_mean(v, n, cut) - s / (double)(n - 2 * cut)) < 1e-12);
-    }
-  }
-}
-
-TEST(kernels_order_statistics_nan) {
-  double v[5] = {1, NAN, 3, 2, 0};
-  double w[5] = {1, NAN, 3, 2, 0};
-  CHECK(kn_median(v, 5) != kn_median(v, 5)); /* any NaN: NaN, as np.median */
-  /* NaN sorts last, so trimming one from each end drops it (np.partition) */
-  CHECK(kn_trimmed_mean(w, 5, 1) == 2);
-  {
-    double sorted_desc[40];
-    size_t i;
-    for (i = 0; i < 40; i++) sorted_desc[i] = 40.0 - (double)i; /* adversarial order */
-    CHECK(kn_median(sorted_desc, 40) == 20.5);
-  }
 }
 
 TEST(kernels_integer_sums_are_exact) {
