@@ -57,7 +57,8 @@ static const sql_function core_functions[] = {
 
 static int core_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, core_functions, pzErrMsg); }
 
-/* Every registrar, in registration order. */
+/* Every registrar, in registration order. sql_pool_register stays last (see
+** sql_pool.c: the destructor it registers must not outlive a failed load). */
 static int (*const registrars[])(sqlite3 *, char **) = {
     core_register,          sql_npy_register,           sql_record_register,
     sql_build_register,     vtab_array_record_register, vtab_npy_each_register,
@@ -67,6 +68,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_robust_register,    sql_recorddict_register,    vtab_record_dict_register,
     sql_message_register,   sql_strategy_register,      vtab_ar_compare_register,
     sql_inspect_register,   vtab_ar_inspect_register,   vtab_ar_rolling_register,
+    sql_pool_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global

@@ -24,6 +24,7 @@ int vtab_ar_compare_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_rolling_register(sqlite3 *db, char **pzErrMsg);
 int sql_repr_register(sqlite3 *db, char **pzErrMsg);
 int sql_threads_register(sqlite3 *db, char **pzErrMsg);
+int sql_pool_register(sqlite3 *db, char **pzErrMsg);
 int sql_robust_register(sqlite3 *db, char **pzErrMsg);
 int sql_recorddict_register(sqlite3 *db, char **pzErrMsg);
 int vtab_record_dict_register(sqlite3 *db, char **pzErrMsg);

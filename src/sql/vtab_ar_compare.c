@@ -441,7 +441,7 @@ static int compare_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c
     case COL_ARG_A:
     case COL_ARG_B: {
       const codec_span *arg = col == COL_ARG_A ? &cur->arg_a : &cur->arg_b;
-      sqlite3_result_blob64(ctx, arg->p, arg->n, SQLITE_TRANSIENT);
+      sql_result_blob_copy(ctx, arg->p, arg->n);
       return SQLITE_OK;
     }
     default: break;
