@@ -770,6 +770,84 @@ int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, 
   return CODEC_OK;
 }
 
+/* am_compare of two float32 (or two float64) arrays read in place: every
+** block's numbers from one fused pass (kn_compare_block), the blocks shared
+** among the pool's threads, then added in block order as the one-thread
+** loop below adds them (the cascade of block sums), so the bits are its. */
+typedef struct cmp_job {
+  const unsigned char *pa, *pb;
+  size_t size;
+  uint64_t numel;
+  kn_cmp_block *blocks;
+} cmp_job;
+
+static void cmp_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  const cmp_job *j = ctx;
+  uint64_t pos;
+  size_t m;
+  (void)scratch;
+  for (pos = begin; pos < end; pos += m) {
+    m = block_len(end, pos);
+    kn_compare_block(j->size == 8, j->pa + pos * j->size, j->pb + pos * j->size, m, &j->blocks[pos / KN_BLOCK]);
+  }
+}
+
+/* Blocks in order into the running sums and counts. */
+static void cmp_add(const kn_cmp_block *k, kn_cascade *sums, am_compare_result *r) {
+  kn_cascade_add(&sums[0], k->sa);
+  kn_cascade_add(&sums[1], k->sb);
+  kn_cascade_add(&sums[2], k->dot);
+  kn_cascade_add(&sums[3], k->sd);
+  kn_cascade_add(&sums[4], k->sdiff);
+  r->maxabs_diff = k->maxabs > r->maxabs_diff ? k->maxabs : r->maxabs_diff;
+  r->maxabs_nan |= k->nan;
+  r->changed += k->changed;
+  r->nonfinite_a += k->nf_a;
+  r->nonfinite_b += k->nf_b;
+}
+
+/* The fused path: returns 0 when it does not apply (other dtypes, a walk
+** that is not in place). */
+static int compare_fused(const npy_array *a, const npy_array *b, int fortran, am_compare_result *r) {
+  dt_type t = a->dtype.type;
+  am_iter ia, ib;
+  kn_cascade sums[5];
+  cmp_job j;
+  uint64_t pos, nblocks;
+  size_t m, k;
+  if ((t != DT_FLOAT32 && t != DT_FLOAT64) || b->dtype.type != t) return 0;
+  am_iter_init(&ia, a, fortran, 1);
+  am_iter_init(&ib, b, fortran, 1);
+  if (!am_iter_in_place(&ia) || !am_iter_in_place(&ib)) return 0;
+  for (k = 0; k < 5; k++) kn_cascade_init(&sums[k]);
+  j.pa = a->data;
+  j.pb = b->data;
+  j.size = dt_size(t);
+  j.numel = a->numel;
+  nblocks = (a->numel + KN_BLOCK - 1) / KN_BLOCK;
+  j.blocks = a->numel >= 2 * (uint64_t)KN_BLOCK && pool_threads() > 1 && a->numel >= pool_min_elements()
+                 ? codec_malloc(nblocks * sizeof(kn_cmp_block))
+                 : NULL;
+  if (j.blocks) {
+    pool_run(a->numel, KN_BLOCK, cmp_range, &j, NULL);
+    for (pos = 0; pos < nblocks; pos++) cmp_add(&j.blocks[pos], sums, r);
+    codec_free(j.blocks);
+  } else { /* one thread (or no memory for the block list): block after block */
+    for (pos = 0; pos < a->numel; pos += m) {
+      kn_cmp_block blk;
+      m = block_len(a->numel, pos);
+      kn_compare_block(j.size == 8, j.pa + pos * j.size, j.pb + pos * j.size, m, &blk);
+      cmp_add(&blk, sums, r);
+    }
+  }
+  r->sumsq_a = kn_cascade_sum(&sums[0]);
+  r->sumsq_b = kn_cascade_sum(&sums[1]);
+  r->dot = kn_cascade_sum(&sums[2]);
+  r->sumsq_diff = kn_cascade_sum(&sums[3]);
+  r->sum_diff = kn_cascade_sum(&sums[4]);
+  return 1;
+}
+
 void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, unsigned char *scratch) {
   int cplx = dt_kind(a->dtype.type) == DT_KIND_COMPLEX || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
   int fin_a = dt_kind(a->dtype.type) == DT_KIND_FLOAT || dt_kind(a->dtype.type) == DT_KIND_COMPLEX;
@@ -782,6 +860,7 @@ void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, un
   size_t m;
   memset(r, 0, sizeof(*r));
   r->is_complex = cplx;
+  if (compare_fused(a, b, fortran, r)) return;
   kn_cascade_init(&sa);
   kn_cascade_init(&sb);
   kn_cascade_init(&dot);

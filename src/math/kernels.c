@@ -626,6 +626,107 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
   return pw_sum_sqdev_c(&a, 0, n);
 }
 
+/* am_compare in one pass: DEF_PAIRWISE's tree with five accumulators (each
+** its own 8 lanes, in the scalar code's order) over terms from the same two
+** loads, and beside them the order-free parts: the largest |a - b| (a
+** compare-and-select max: compilers keep a plain max of doubles scalar,
+** since reordering it could change which NaN comes out; NaNs are counted
+** on the side here and never enter it), a != b, nonfinite elements.
+** LD4(p, i): elements i..i+3 as a kv4d; LD1: element i as a double. */
+static const kv4d kv_dblmax = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
+typedef struct cmp_rest4 {
+  kv4d hi;
+  kv4l nan, ne, nfa, nfb; /* counts (nan: any) per lane */
+} cmp_rest4;
+#define CMP_REST4(q, a, b, d)                              \
+  do {                                                     \
+    kv4d v_ = v4_abs(d);                                   \
+    kv4l gt_ = v_ > q.hi;                                  \
+    q.hi = (kv4d)(((kv4l)v_ & gt_) | ((kv4l)q.hi & ~gt_)); \
+    q.nan |= v_ != v_;                                     \
+    q.ne -= a != b;                                        \
+    q.nfa -= ~(v4_abs(a) <= kv_dblmax);                    \
+    q.nfb -= ~(v4_abs(b) <= kv_dblmax);                    \
+  } while (0)
+static inline void cmp_rest1(kn_cmp_block *r, double a, double b, double d) {
+  double v = fabs(d);
+  r->maxabs = v > r->maxabs ? v : r->maxabs;
+  r->nan |= v != v;
+  r->changed += a != b;
+  r->nf_a += !(fabs(a) <= DBL_MAX);
+  r->nf_b += !(fabs(b) <= DBL_MAX);
+}
+static inline void cmp_rest_fold(kn_cmp_block *r, const cmp_rest4 *q) {
+  int l;
+  for (l = 0; l < 4; l++) {
+    r->maxabs = q->hi[l] > r->maxabs ? q->hi[l] : r->maxabs;
+    r->nan |= q->nan[l] != 0;
+    r->changed += (uint64_t)q->ne[l], r->nf_a += (uint64_t)q->nfa[l], r->nf_b += (uint64_t)q->nfb[l];
+  }
+}
+#define DEF_PAIRWISE_CMP(NAME, LD4, LD1)                                                                          \
+  KN_HOT static void NAME(const uchar *x, const uchar *y, size_t lo, size_t n, double *out, kn_cmp_block *rest) { \
+    size_t i, half;                                                                                               \
+    if (n < 8) {                                                                                                  \
+      double sa = 0, sb = 0, dot = 0, sd = 0, s = 0;                                                              \
+      for (i = lo; i < lo + n; i++) {                                                                             \
+        double a = LD1(x, i), b = LD1(y, i), d = a - b;                                                           \
+        sa += a * a, sb += b * b, dot += a * b, sd += d * d, s += d;                                              \
+        cmp_rest1(rest, a, b, d);                                                                                 \
+      }                                                                                                           \
+      out[0] = sa, out[1] = sb, out[2] = dot, out[3] = sd, out[4] = s;                                            \
+      return;                                                                                                     \
+    }                                                                                                             \
+    if (n <= 128) {                                                                                               \
+      kv4d a0 = LD4(x, lo), a1 = LD4(x, lo + 4), b0 = LD4(y, lo), b1 = LD4(y, lo + 4);                            \
+      kv4d d0 = a0 - b0, d1 = a1 - b1;                                                                            \
+      kv4d sa0 = a0 * a0, sa1 = a1 * a1, sb0 = b0 * b0, sb1 = b1 * b1, p0 = a0 * b0, p1 = a1 * b1;                \
+      kv4d sd0 = d0 * d0, sd1 = d1 * d1, s0 = d0, s1 = d1;                                                        \
+      cmp_rest4 q;                                                                                                \
+      double r[5];                                                                                                \
+      memset(&q, 0, sizeof q);                                                                                    \
+      CMP_REST4(q, a0, b0, d0);                                                                                   \
+      CMP_REST4(q, a1, b1, d1);                                                                                   \
+      for (i = 8; i + 8 <= n; i += 8) {                                                                           \
+        a0 = LD4(x, lo + i), a1 = LD4(x, lo + i + 4), b0 = LD4(y, lo + i), b1 = LD4(y, lo + i + 4);               \
+        d0 = a0 - b0, d1 = a1 - b1;                                                                               \
+        sa0 += a0 * a0, sa1 += a1 * a1, sb0 += b0 * b0, sb1 += b1 * b1;                                           \
+        p0 += a0 * b0, p1 += a1 * b1, sd0 += d0 * d0, sd1 += d1 * d1, s0 += d0, s1 += d1;                         \
+        CMP_REST4(q, a0, b0, d0);                                                                                 \
+        CMP_REST4(q, a1, b1, d1);                                                                                 \
+      }                                                                                                           \
+      cmp_rest_fold(rest, &q);                                                                                    \
+      r[0] = LANES8(sa0, sa1), r[1] = LANES8(sb0, sb1), r[2] = LANES8(p0, p1);                                    \
+      r[3] = LANES8(sd0, sd1), r[4] = LANES8(s0, s1);                                                             \
+      for (; i < n; i++) {                                                                                        \
+        double a = LD1(x, lo + i), b = LD1(y, lo + i), d = a - b;                                                 \
+        r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;                                    \
+        cmp_rest1(rest, a, b, d);                                                                                 \
+      }                                                                                                           \
+      memcpy(out, r, sizeof r);                                                                                   \
+      return;                                                                                                     \
+    }                                                                                                             \
+    {                                                                                                             \
+      double l[5], h[5];                                                                                          \
+      half = n / 2 - n / 2 % 8;                                                                                   \
+      NAME(x, y, lo, half, l, rest);                                                                              \
+      NAME(x, y, lo + half, n - half, h, rest);                                                                   \
+      for (i = 0; i < 5; i++) out[i] = l[i] + h[i];                                                               \
+    }                                                                                                             \
+  }
+
+#define LD1_F32(p, i) ((double)ld_f32(p, i))
+#define LD1_F64(p, i) ld_f64(p, i)
+DEF_PAIRWISE_CMP(pw_cmp_f32, v4_f32, LD1_F32)
+DEF_PAIRWISE_CMP(pw_cmp_f64, v4_f64, LD1_F64)
+
+void kn_compare_block(int f64, const void *a, const void *b, size_t m, kn_cmp_block *r) {
+  double s[5] = {0, 0, 0, 0, 0};
+  memset(r, 0, sizeof(*r));
+  if (m) (f64 ? pw_cmp_f64 : pw_cmp_f32)(a, b, 0, m, s, r);
+  r->sa = s[0], r->sb = s[1], r->dot = s[2], r->sd = s[3], r->sdiff = s[4];
+}
+
 KN_HOT static void sum_int_hot(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
   uint64_t lo = acc[0], hi = acc[1];
   size_t i;

@@ -156,6 +156,21 @@ uint64_t kn_count_ne(const void *x, const void *y, size_t n, int complex_pairs);
 ** are finite, else a == b. Returns 1 when all n are close. */
 int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol);
 
+/* What am_compare finds in one block of m elements of a and b, both float32
+** (f64 0) or both float64, native order, read once: the five sums bit for
+** bit those of kn_sum_sq(xa), kn_sum_sq(xb), kn_sum_prod(xa, xb),
+** kn_sum_sq(d) and kn_sum(d) (xa, xb the elements as doubles, d = xa - xb:
+** the same pairwise trees, each lane's terms in the same order), the
+** largest |d| (NaN ignored, nan set when one was NaN), the count of
+** a != b and of nonfinite elements of each. */
+typedef struct kn_cmp_block {
+  double sa, sb, dot, sd, sdiff;
+  double maxabs;
+  int nan;
+  uint64_t changed, nf_a, nf_b;
+} kn_cmp_block;
+void kn_compare_block(int f64, const void *a, const void *b, size_t m, kn_cmp_block *r);
+
 /* --- accumulators for the aggregates ------------------------------------ */
 
 /* acc (n doubles) = w * x (mode KN_ACC_SET), acc + w * x (KN_ACC_ADD) or
