@@ -664,67 +664,97 @@ static inline void cmp_rest_fold(kn_cmp_block *r, const cmp_rest4 *q) {
     r->changed += (uint64_t)q->ne[l], r->nf_a += (uint64_t)q->nfa[l], r->nf_b += (uint64_t)q->nfb[l];
   }
 }
-#define DEF_PAIRWISE_CMP(NAME, LD4, LD1)                                                                          \
-  KN_HOT static void NAME(const uchar *x, const uchar *y, size_t lo, size_t n, double *out, kn_cmp_block *rest) { \
-    size_t i, half;                                                                                               \
-    if (n < 8) {                                                                                                  \
-      double sa = 0, sb = 0, dot = 0, sd = 0, s = 0;                                                              \
-      for (i = lo; i < lo + n; i++) {                                                                             \
-        double a = LD1(x, i), b = LD1(y, i), d = a - b;                                                           \
-        sa += a * a, sb += b * b, dot += a * b, sd += d * d, s += d;                                              \
-        cmp_rest1(rest, a, b, d);                                                                                 \
-      }                                                                                                           \
-      out[0] = sa, out[1] = sb, out[2] = dot, out[3] = sd, out[4] = s;                                            \
-      return;                                                                                                     \
-    }                                                                                                             \
-    if (n <= 128) {                                                                                               \
-      kv4d a0 = LD4(x, lo), a1 = LD4(x, lo + 4), b0 = LD4(y, lo), b1 = LD4(y, lo + 4);                            \
-      kv4d d0 = a0 - b0, d1 = a1 - b1;                                                                            \
-      kv4d sa0 = a0 * a0, sa1 = a1 * a1, sb0 = b0 * b0, sb1 = b1 * b1, p0 = a0 * b0, p1 = a1 * b1;                \
-      kv4d sd0 = d0 * d0, sd1 = d1 * d1, s0 = d0, s1 = d1;                                                        \
-      cmp_rest4 q;                                                                                                \
-      double r[5];                                                                                                \
-      memset(&q, 0, sizeof q);                                                                                    \
-      CMP_REST4(q, a0, b0, d0);                                                                                   \
-      CMP_REST4(q, a1, b1, d1);                                                                                   \
-      for (i = 8; i + 8 <= n; i += 8) {                                                                           \
-        a0 = LD4(x, lo + i), a1 = LD4(x, lo + i + 4), b0 = LD4(y, lo + i), b1 = LD4(y, lo + i + 4);               \
-        d0 = a0 - b0, d1 = a1 - b1;                                                                               \
-        sa0 += a0 * a0, sa1 += a1 * a1, sb0 += b0 * b0, sb1 += b1 * b1;                                           \
-        p0 += a0 * b0, p1 += a1 * b1, sd0 += d0 * d0, sd1 += d1 * d1, s0 += d0, s1 += d1;                         \
-        CMP_REST4(q, a0, b0, d0);                                                                                 \
-        CMP_REST4(q, a1, b1, d1);                                                                                 \
-      }                                                                                                           \
-      cmp_rest_fold(rest, &q);                                                                                    \
-      r[0] = LANES8(sa0, sa1), r[1] = LANES8(sb0, sb1), r[2] = LANES8(p0, p1);                                    \
-      r[3] = LANES8(sd0, sd1), r[4] = LANES8(s0, s1);                                                             \
-      for (; i < n; i++) {                                                                                        \
-        double a = LD1(x, lo + i), b = LD1(y, lo + i), d = a - b;                                                 \
-        r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;                                    \
-        cmp_rest1(rest, a, b, d);                                                                                 \
-      }                                                                                                           \
-      memcpy(out, r, sizeof r);                                                                                   \
-      return;                                                                                                     \
-    }                                                                                                             \
-    {                                                                                                             \
-      double l[5], h[5];                                                                                          \
-      half = n / 2 - n / 2 % 8;                                                                                   \
-      NAME(x, y, lo, half, l, rest);                                                                              \
-      NAME(x, y, lo + half, n - half, h, rest);                                                                   \
-      for (i = 0; i < 5; i++) out[i] = l[i] + h[i];                                                               \
-    }                                                                                                             \
+/* BASE 1: z is a third array, the base of both; three more sums: (a - z)^2,
+** (b - z)^2 and (a - z)(b - z), in the same tree. */
+#define DEF_PAIRWISE_CMP(NAME, LD4, LD1, BASE)                                                              \
+  KN_HOT static void NAME(const uchar *x, const uchar *y, const uchar *z, size_t lo, size_t n, double *out, \
+                          kn_cmp_block *rest) {                                                             \
+    size_t i, half;                                                                                         \
+    (void)z;                                                                                                \
+    if (n < 8) {                                                                                            \
+      double r[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                               \
+      for (i = lo; i < lo + n; i++) {                                                                       \
+        double a = LD1(x, i), b = LD1(y, i), d = a - b;                                                     \
+        r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;                              \
+        cmp_rest1(rest, a, b, d);                                                                           \
+        if (BASE) {                                                                                         \
+          double c = LD1(z, i), e = a - c, f = b - c;                                                       \
+          r[5] += e * e, r[6] += f * f, r[7] += e * f;                                                      \
+        }                                                                                                   \
+      }                                                                                                     \
+      memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                      \
+      return;                                                                                               \
+    }                                                                                                       \
+    if (n <= 128) {                                                                                         \
+      kv4d a0 = LD4(x, lo), a1 = LD4(x, lo + 4), b0 = LD4(y, lo), b1 = LD4(y, lo + 4);                      \
+      kv4d d0 = a0 - b0, d1 = a1 - b1;                                                                      \
+      kv4d sa0 = a0 * a0, sa1 = a1 * a1, sb0 = b0 * b0, sb1 = b1 * b1, p0 = a0 * b0, p1 = a1 * b1;          \
+      kv4d sd0 = d0 * d0, sd1 = d1 * d1, s0 = d0, s1 = d1;                                                  \
+      kv4d c0, c1, e0, e1, f0, f1, ea0 = {0}, ea1 = {0}, fb0 = {0}, fb1 = {0}, ef0 = {0}, ef1 = {0};        \
+      cmp_rest4 q;                                                                                          \
+      double r[8];                                                                                          \
+      if (BASE) {                                                                                           \
+        c0 = LD4(z, lo), c1 = LD4(z, lo + 4);                                                               \
+        e0 = a0 - c0, e1 = a1 - c1, f0 = b0 - c0, f1 = b1 - c1;                                             \
+        ea0 = e0 * e0, ea1 = e1 * e1, fb0 = f0 * f0, fb1 = f1 * f1, ef0 = e0 * f0, ef1 = e1 * f1;           \
+      }                                                                                                     \
+      memset(&q, 0, sizeof q);                                                                              \
+      CMP_REST4(q, a0, b0, d0);                                                                             \
+      CMP_REST4(q, a1, b1, d1);                                                                             \
+      for (i = 8; i + 8 <= n; i += 8) {                                                                     \
+        a0 = LD4(x, lo + i), a1 = LD4(x, lo + i + 4), b0 = LD4(y, lo + i), b1 = LD4(y, lo + i + 4);         \
+        d0 = a0 - b0, d1 = a1 - b1;                                                                         \
+        sa0 += a0 * a0, sa1 += a1 * a1, sb0 += b0 * b0, sb1 += b1 * b1;                                     \
+        p0 += a0 * b0, p1 += a1 * b1, sd0 += d0 * d0, sd1 += d1 * d1, s0 += d0, s1 += d1;                   \
+        CMP_REST4(q, a0, b0, d0);                                                                           \
+        CMP_REST4(q, a1, b1, d1);                                                                           \
+        if (BASE) {                                                                                         \
+          c0 = LD4(z, lo + i), c1 = LD4(z, lo + i + 4);                                                     \
+          e0 = a0 - c0, e1 = a1 - c1, f0 = b0 - c0, f1 = b1 - c1;                                           \
+          ea0 += e0 * e0, ea1 += e1 * e1, fb0 += f0 * f0, fb1 += f1 * f1, ef0 += e0 * f0, ef1 += e1 * f1;   \
+        }                                                                                                   \
+      }                                                                                                     \
+      cmp_rest_fold(rest, &q);                                                                              \
+      r[0] = LANES8(sa0, sa1), r[1] = LANES8(sb0, sb1), r[2] = LANES8(p0, p1);                              \
+      r[3] = LANES8(sd0, sd1), r[4] = LANES8(s0, s1);                                                       \
+      r[5] = LANES8(ea0, ea1), r[6] = LANES8(fb0, fb1), r[7] = LANES8(ef0, ef1);                            \
+      for (; i < n; i++) {                                                                                  \
+        double a = LD1(x, lo + i), b = LD1(y, lo + i), d = a - b;                                           \
+        r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;                              \
+        cmp_rest1(rest, a, b, d);                                                                           \
+        if (BASE) {                                                                                         \
+          double c = LD1(z, lo + i), e = a - c, f = b - c;                                                  \
+          r[5] += e * e, r[6] += f * f, r[7] += e * f;                                                      \
+        }                                                                                                   \
+      }                                                                                                     \
+      memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                      \
+      return;                                                                                               \
+    }                                                                                                       \
+    {                                                                                                       \
+      double l[8], h[8];                                                                                    \
+      half = n / 2 - n / 2 % 8;                                                                             \
+      NAME(x, y, z, lo, half, l, rest);                                                                     \
+      NAME(x, y, z, lo + half, n - half, h, rest);                                                          \
+      for (i = 0; i < (BASE ? 8u : 5u); i++) out[i] = l[i] + h[i];                                          \
+    }                                                                                                       \
   }
 
 #define LD1_F32(p, i) ((double)ld_f32(p, i))
 #define LD1_F64(p, i) ld_f64(p, i)
-DEF_PAIRWISE_CMP(pw_cmp_f32, v4_f32, LD1_F32)
-DEF_PAIRWISE_CMP(pw_cmp_f64, v4_f64, LD1_F64)
+DEF_PAIRWISE_CMP(pw_cmp_f32, v4_f32, LD1_F32, 0)
+DEF_PAIRWISE_CMP(pw_cmp_f64, v4_f64, LD1_F64, 0)
+DEF_PAIRWISE_CMP(pw_cmp3_f32, v4_f32, LD1_F32, 1)
+DEF_PAIRWISE_CMP(pw_cmp3_f64, v4_f64, LD1_F64, 1)
 
-void kn_compare_block(int f64, const void *a, const void *b, size_t m, kn_cmp_block *r) {
-  double s[5] = {0, 0, 0, 0, 0};
+void kn_compare_block(int f64, const void *a, const void *b, const void *base, size_t m, kn_cmp_block *r) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   memset(r, 0, sizeof(*r));
-  if (m) (f64 ? pw_cmp_f64 : pw_cmp_f32)(a, b, 0, m, s, r);
+  if (m && base)
+    (f64 ? pw_cmp3_f64 : pw_cmp3_f32)(a, b, base, 0, m, s, r);
+  else if (m)
+    (f64 ? pw_cmp_f64 : pw_cmp_f32)(a, b, NULL, 0, m, s, r);
   r->sa = s[0], r->sb = s[1], r->dot = s[2], r->sd = s[3], r->sdiff = s[4];
+  r->sd_a = s[5], r->sd_b = s[6], r->dot_base = s[7];
 }
 
 KN_HOT static void sum_int_hot(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {

@@ -162,14 +162,17 @@ int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, doubl
 ** kn_sum_sq(d) and kn_sum(d) (xa, xb the elements as doubles, d = xa - xb:
 ** the same pairwise trees, each lane's terms in the same order), the
 ** largest |d| (NaN ignored, nan set when one was NaN), the count of
-** a != b and of nonfinite elements of each. */
+** a != b and of nonfinite elements of each. With base (a third array of
+** the same type, else NULL), also the pairwise sums of (xa - xc)^2,
+** (xb - xc)^2 and (xa - xc)(xb - xc), xc its elements as doubles. */
 typedef struct kn_cmp_block {
   double sa, sb, dot, sd, sdiff;
+  double sd_a, sd_b, dot_base;
   double maxabs;
   int nan;
   uint64_t changed, nf_a, nf_b;
 } kn_cmp_block;
-void kn_compare_block(int f64, const void *a, const void *b, size_t m, kn_cmp_block *r);
+void kn_compare_block(int f64, const void *a, const void *b, const void *base, size_t m, kn_cmp_block *r);
 
 /* --- accumulators for the aggregates ------------------------------------ */
 

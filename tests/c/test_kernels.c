@@ -472,8 +472,8 @@ TEST(kernels_compare_block_is_the_separate_sums) {
         db[i] = f64 ? da[i] + rng_unit() : fb[i];
         d[i] = da[i] - db[i];
       }
-      kn_compare_block(f64, f64 ? (const void *)da : (const void *)fa, f64 ? (const void *)db : (const void *)fb, m,
-                       &r);
+      kn_compare_block(f64, f64 ? (const void *)da : (const void *)fa, f64 ? (const void *)db : (const void *)fb, NULL,
+                       m, &r);
       CHECK(same_double(r.sa, kn_sum_sq(da, m)) && same_double(r.sb, kn_sum_sq(db, m)));
       CHECK(same_double(r.dot, kn_sum_prod(da, db, m)));
       CHECK(same_double(r.sd, kn_sum_sq(d, m)) && same_double(r.sdiff, kn_sum(d, m)));
