@@ -88,8 +88,13 @@ JOIN global_models AS prev ON prev.run = u.run AND prev.round = u.round - 1,
      ar_compare(u.rec, prev.rec) AS c
 WHERE c.position IS NOT NULL;
 
--- Size of the global model per round.
+-- Size of the global model per round: arrays, parameters (ar_numel),
+-- bytes, and Flower's count_bytes (ar_count_bytes: stored data plus key
+-- lengths), from one array_record pass per model (each function of the
+-- record on its own would make SQLite read the BLOB again for each); the
+-- GROUP BY follows the primary key.
 CREATE VIEW IF NOT EXISTS model_sizes AS
-SELECT run, round, ar_len(rec) AS arrays, ar_numel(rec) AS parameters,
-       length(rec) AS bytes, ar_count_bytes(rec) AS count_bytes
-FROM global_models;
+SELECT g.run, g.round, count(a.key) AS arrays, coalesce(sum(a.numel), 0) AS parameters,
+       max(length(g.rec)) AS bytes, coalesce(sum(a.nbytes + length(a.key)), 0) AS count_bytes
+FROM global_models AS g LEFT JOIN array_record(g.rec) AS a
+GROUP BY g.run, g.round;
