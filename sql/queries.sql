@@ -139,6 +139,11 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- round, the two new states (RecordDicts) and how far apart the two global
 -- models are (L2 norm of their difference). No row once the run has no
 -- updates for :round. Only two states are held at a time, in the caller.
+-- SQLite copies a value each time a subquery's column is used (a state is
+-- up to a few hundred MB), so each is used as few times as it can be: the
+-- FedAvg once per strategy, each new state once as a column and once for
+-- the distance, and whether there is a row at all is asked of the tables'
+-- keys (EXISTS), not of the states.
 SELECT :round AS round, s.a AS state_a, s.b AS state_b,
        round((SELECT sqrt(sum(c.norm_diff * c.norm_diff))
               FROM ar_compare(rd_array_record(s.a, 'arrays'), rd_array_record(s.b, 'arrays')) AS c), 6) AS distance
@@ -156,6 +161,6 @@ FROM (SELECT CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)
         AND coalesce(:options_b, json_extract('{}', 'parameter :options_b is not set')) IS NOT NULL
         AND coalesce(:state_a, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_a is not set')) IS NOT NULL
         AND coalesce(:state_b, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_b is not set')) IS NOT NULL
-        AND coalesce(m.rec, m.agg) IS NOT NULL
-      LIMIT 1) AS s -- LIMIT and the WHERE below: SQLite runs s as a co-routine, each state computed once
-WHERE s.a IS NOT NULL;
+        AND CASE WHEN :round = 0 THEN EXISTS (SELECT 1 FROM global_models WHERE run = :run AND round = 0)
+                 ELSE EXISTS (SELECT 1 FROM client_updates WHERE run = :run AND round = :round) END
+      LIMIT 1) AS s; -- LIMIT: SQLite runs s as a co-routine, each state computed once
