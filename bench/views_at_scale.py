@@ -198,21 +198,11 @@ def timed(con, sql, params=()):
 def open_db(db, ext=None):
     from arlib import connect
 
-    con = connect(db) if ext is None else _connect_ext(db, ext)
+    con = connect(db, ext)
     con.execute("PRAGMA temp_store = FILE")
     with open(os.path.join(ROOT, "sql", "views.sql"), encoding="utf-8") as f:
         con.executescript(f.read().replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW IF NOT EXISTS"))
     con.create_function("writefile", 2, lambda path, blob: len(blob))
-    return con
-
-
-def _connect_ext(db, ext):
-    import sqlite3
-
-    con = sqlite3.connect(db)
-    con.enable_load_extension(True)
-    con.load_extension(ext)
-    con.enable_load_extension(False)
     return con
 
 

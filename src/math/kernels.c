@@ -666,33 +666,37 @@ static inline void cmp_rest_fold(kn_cmp_block *r, const cmp_rest4 *q) {
 }
 /* BASE 1: z is a third array, the base of both; three more sums: (a - z)^2,
 ** (b - z)^2 and (a - z)(b - z), in the same tree. */
+/* One element's terms, added in sequence (the scalar part of a leaf). */
+static inline void cmp_term(double *r, kn_cmp_block *rest, double a, double b, int base, double c) {
+  double d = a - b;
+  r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;
+  cmp_rest1(rest, a, b, d);
+  if (base) {
+    double e = a - c, f = b - c;
+    r[5] += e * e, r[6] += f * f, r[7] += e * f;
+  }
+}
 #define DEF_PAIRWISE_CMP(NAME, LD4, LD1, BASE)                                                              \
   KN_HOT static void NAME(const uchar *x, const uchar *y, const uchar *z, size_t lo, size_t n, double *out, \
                           kn_cmp_block *rest) {                                                             \
-    size_t i, half;                                                                                         \
+    double r[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                                 \
+    size_t i = 0, half;                                                                                     \
     (void)z;                                                                                                \
-    if (n < 8) {                                                                                            \
-      double r[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                               \
-      for (i = lo; i < lo + n; i++) {                                                                       \
-        double a = LD1(x, i), b = LD1(y, i), d = a - b;                                                     \
-        r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;                              \
-        cmp_rest1(rest, a, b, d);                                                                           \
-        if (BASE) {                                                                                         \
-          double c = LD1(z, i), e = a - c, f = b - c;                                                       \
-          r[5] += e * e, r[6] += f * f, r[7] += e * f;                                                      \
-        }                                                                                                   \
-      }                                                                                                     \
-      memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                      \
+    if (n > 128) {                                                                                          \
+      double l[8], h[8];                                                                                    \
+      half = n / 2 - n / 2 % 8;                                                                             \
+      NAME(x, y, z, lo, half, l, rest);                                                                     \
+      NAME(x, y, z, lo + half, n - half, h, rest);                                                          \
+      for (i = 0; i < (BASE ? 8u : 5u); i++) out[i] = l[i] + h[i];                                          \
       return;                                                                                               \
     }                                                                                                       \
-    if (n <= 128) {                                                                                         \
+    if (n >= 8) { /* 8 lanes, each summing its own terms from a first one */                                \
       kv4d a0 = LD4(x, lo), a1 = LD4(x, lo + 4), b0 = LD4(y, lo), b1 = LD4(y, lo + 4);                      \
       kv4d d0 = a0 - b0, d1 = a1 - b1;                                                                      \
       kv4d sa0 = a0 * a0, sa1 = a1 * a1, sb0 = b0 * b0, sb1 = b1 * b1, p0 = a0 * b0, p1 = a1 * b1;          \
       kv4d sd0 = d0 * d0, sd1 = d1 * d1, s0 = d0, s1 = d1;                                                  \
       kv4d c0, c1, e0, e1, f0, f1, ea0 = {0}, ea1 = {0}, fb0 = {0}, fb1 = {0}, ef0 = {0}, ef1 = {0};        \
       cmp_rest4 q;                                                                                          \
-      double r[8];                                                                                          \
       if (BASE) {                                                                                           \
         c0 = LD4(z, lo), c1 = LD4(z, lo + 4);                                                               \
         e0 = a0 - c0, e1 = a1 - c1, f0 = b0 - c0, f1 = b1 - c1;                                             \
@@ -718,25 +722,10 @@ static inline void cmp_rest_fold(kn_cmp_block *r, const cmp_rest4 *q) {
       r[0] = LANES8(sa0, sa1), r[1] = LANES8(sb0, sb1), r[2] = LANES8(p0, p1);                              \
       r[3] = LANES8(sd0, sd1), r[4] = LANES8(s0, s1);                                                       \
       r[5] = LANES8(ea0, ea1), r[6] = LANES8(fb0, fb1), r[7] = LANES8(ef0, ef1);                            \
-      for (; i < n; i++) {                                                                                  \
-        double a = LD1(x, lo + i), b = LD1(y, lo + i), d = a - b;                                           \
-        r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;                              \
-        cmp_rest1(rest, a, b, d);                                                                           \
-        if (BASE) {                                                                                         \
-          double c = LD1(z, lo + i), e = a - c, f = b - c;                                                  \
-          r[5] += e * e, r[6] += f * f, r[7] += e * f;                                                      \
-        }                                                                                                   \
-      }                                                                                                     \
-      memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                      \
-      return;                                                                                               \
     }                                                                                                       \
-    {                                                                                                       \
-      double l[8], h[8];                                                                                    \
-      half = n / 2 - n / 2 % 8;                                                                             \
-      NAME(x, y, z, lo, half, l, rest);                                                                     \
-      NAME(x, y, z, lo + half, n - half, h, rest);                                                          \
-      for (i = 0; i < (BASE ? 8u : 5u); i++) out[i] = l[i] + h[i];                                          \
-    }                                                                                                       \
+    for (; i < n; i++) /* the rest (or all, below 8) in sequence */                                         \
+      cmp_term(r, rest, LD1(x, lo + i), LD1(y, lo + i), BASE, BASE ? LD1(z, lo + i) : 0);                   \
+    memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                        \
   }
 
 #define LD1_F32(p, i) ((double)ld_f32(p, i))

@@ -295,39 +295,25 @@ static int64_t nan_key(dt_type t) { return wide_keys(t) ? INT64_MAX : INT32_MAX;
 
 /* The network over a tile of n rows of 64 bytes: each comparator puts the
 ** smaller key of every lane in its first row, the larger in its second. */
-OS_CLONES static void net_run32(uchar *tile, const uint32_t *net, size_t ncmp) {
-  size_t c;
-  int l;
-  for (c = 0; c < ncmp; c++) {
-    int32_t a[LANES32], b[LANES32], lo[LANES32], hi[LANES32];
-    uchar *pa = tile + net[2 * c], *pb = tile + net[2 * c + 1];
-    memcpy(a, pa, ROW_BYTES);
-    memcpy(b, pb, ROW_BYTES);
-    for (l = 0; l < LANES32; l++) {
-      lo[l] = a[l] < b[l] ? a[l] : b[l];
-      hi[l] = a[l] < b[l] ? b[l] : a[l];
-    }
-    memcpy(pa, lo, ROW_BYTES);
-    memcpy(pb, hi, ROW_BYTES);
+#define DEF_NET(NAME, T, LANES)                                               \
+  OS_CLONES static void NAME(uchar *tile, const uint32_t *net, size_t ncmp) { \
+    size_t c;                                                                 \
+    int l;                                                                    \
+    for (c = 0; c < ncmp; c++) {                                              \
+      T a[LANES], b[LANES], lo[LANES], hi[LANES];                             \
+      uchar *pa = tile + net[2 * c], *pb = tile + net[2 * c + 1];             \
+      memcpy(a, pa, ROW_BYTES);                                               \
+      memcpy(b, pb, ROW_BYTES);                                               \
+      for (l = 0; l < LANES; l++) {                                           \
+        lo[l] = a[l] < b[l] ? a[l] : b[l];                                    \
+        hi[l] = a[l] < b[l] ? b[l] : a[l];                                    \
+      }                                                                       \
+      memcpy(pa, lo, ROW_BYTES);                                              \
+      memcpy(pb, hi, ROW_BYTES);                                              \
+    }                                                                         \
   }
-}
-
-OS_CLONES static void net_run64(uchar *tile, const uint32_t *net, size_t ncmp) {
-  size_t c;
-  int l;
-  for (c = 0; c < ncmp; c++) {
-    int64_t a[LANES64], b[LANES64], lo[LANES64], hi[LANES64];
-    uchar *pa = tile + net[2 * c], *pb = tile + net[2 * c + 1];
-    memcpy(a, pa, ROW_BYTES);
-    memcpy(b, pb, ROW_BYTES);
-    for (l = 0; l < LANES64; l++) {
-      lo[l] = a[l] < b[l] ? a[l] : b[l];
-      hi[l] = a[l] < b[l] ? b[l] : a[l];
-    }
-    memcpy(pa, lo, ROW_BYTES);
-    memcpy(pb, hi, ROW_BYTES);
-  }
-}
+DEF_NET(net_run32, int32_t, LANES32)
+DEF_NET(net_run64, int64_t, LANES64)
 
 /* 16 float32 values (64 bytes at src) as keys into row, their lanes' maxima
 ** raised. */
