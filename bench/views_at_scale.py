@@ -172,7 +172,7 @@ BASE = {
     "recipe fedavg_check": [U, G + " AND round > 0"],
     "recipe shrink_to_float16": [G],
     "recipe replay_strategies": [U, G + " AND round = 0"],
-    "plot_rounds.py": [UP, UPG],
+    "plot_rounds.py": [UP],
 }
 
 
