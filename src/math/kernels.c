@@ -633,39 +633,29 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
 ** since reordering it could change which NaN comes out; NaNs are counted
 ** on the side here and never enter it), a != b, nonfinite elements.
 ** LD4(p, i): elements i..i+3 as a kv4d; LD1: element i as a double. */
-static const kv4d kv_dblmax = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
 typedef struct cmp_rest4 {
   kv4d hi;
-  kv4l nan, ne, nfa, nfb; /* counts (nan: any) per lane */
+  kv4l ne; /* a != b, counted per lane */
 } cmp_rest4;
 #define CMP_REST4(q, a, b, d)                              \
   do {                                                     \
     kv4d v_ = v4_abs(d);                                   \
     kv4l gt_ = v_ > q.hi;                                  \
     q.hi = (kv4d)(((kv4l)v_ & gt_) | ((kv4l)q.hi & ~gt_)); \
-    q.nan |= v_ != v_;                                     \
     q.ne -= a != b;                                        \
-    q.nfa -= ~(v4_abs(a) <= kv_dblmax);                    \
-    q.nfb -= ~(v4_abs(b) <= kv_dblmax);                    \
   } while (0)
 static inline void cmp_rest1(kn_cmp_block *r, double a, double b, double d) {
   double v = fabs(d);
   r->maxabs = v > r->maxabs ? v : r->maxabs;
-  r->nan |= v != v;
   r->changed += a != b;
-  r->nf_a += !(fabs(a) <= DBL_MAX);
-  r->nf_b += !(fabs(b) <= DBL_MAX);
 }
 static inline void cmp_rest_fold(kn_cmp_block *r, const cmp_rest4 *q) {
   int l;
   for (l = 0; l < 4; l++) {
     r->maxabs = q->hi[l] > r->maxabs ? q->hi[l] : r->maxabs;
-    r->nan |= q->nan[l] != 0;
-    r->changed += (uint64_t)q->ne[l], r->nf_a += (uint64_t)q->nfa[l], r->nf_b += (uint64_t)q->nfb[l];
+    r->changed += (uint64_t)q->ne[l];
   }
 }
-/* BASE 1: z is a third array, the base of both; three more sums: (a - z)^2,
-** (b - z)^2 and (a - z)(b - z), in the same tree. */
 /* One element's terms, added in sequence (the scalar part of a leaf). */
 static inline void cmp_term(double *r, kn_cmp_block *rest, double a, double b, int base, double c) {
   double d = a - b;
@@ -735,6 +725,27 @@ DEF_PAIRWISE_CMP(pw_cmp_f64, v4_f64, LD1_F64, 0)
 DEF_PAIRWISE_CMP(pw_cmp3_f32, v4_f32, LD1_F32, 1)
 DEF_PAIRWISE_CMP(pw_cmp3_f64, v4_f64, LD1_F64, 1)
 
+/* The counts the sums settle: a block whose sum of squares is finite holds
+** no NaN or infinity (squares of float32 values never overflow a double; a
+** float64 square that does is counted here like a nonfinite element's),
+** and only then are its elements looked at. */
+static uint64_t cmp_nonfinite(int f64, const uchar *x, size_t m, double sumsq) {
+  uint64_t c = 0;
+  size_t i;
+  if (isfinite(sumsq)) return 0;
+  for (i = 0; i < m; i++) c += !(fabs(f64 ? ld_f64(x, i) : (double)ld_f32(x, i)) <= DBL_MAX);
+  return c;
+}
+static int cmp_nan(int f64, const uchar *x, const uchar *y, size_t m, double sumsq_diff) {
+  size_t i;
+  if (isfinite(sumsq_diff)) return 0;
+  for (i = 0; i < m; i++) {
+    double d = f64 ? ld_f64(x, i) - ld_f64(y, i) : (double)ld_f32(x, i) - (double)ld_f32(y, i);
+    if (d != d) return 1;
+  }
+  return 0;
+}
+
 void kn_compare_block(int f64, const void *a, const void *b, const void *base, size_t m, kn_cmp_block *r) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   memset(r, 0, sizeof(*r));
@@ -744,6 +755,9 @@ void kn_compare_block(int f64, const void *a, const void *b, const void *base, s
     (f64 ? pw_cmp_f64 : pw_cmp_f32)(a, b, NULL, 0, m, s, r);
   r->sa = s[0], r->sb = s[1], r->dot = s[2], r->sd = s[3], r->sdiff = s[4];
   r->sd_a = s[5], r->sd_b = s[6], r->dot_base = s[7];
+  r->nf_a = cmp_nonfinite(f64, a, m, r->sa);
+  r->nf_b = cmp_nonfinite(f64, b, m, r->sb);
+  r->nan = cmp_nan(f64, a, b, m, r->sd);
 }
 
 KN_HOT static void sum_int_hot(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
