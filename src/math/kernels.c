@@ -627,34 +627,19 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
 }
 
 /* am_compare in one pass: DEF_PAIRWISE's tree with five accumulators (each
-** its own 8 lanes, in the scalar code's order) over terms from the same two
+** its own 8 lanes, in the scalar code's order) over terms from the same
 ** loads, and beside them the order-free parts: the largest |a - b| (a
 ** compare-and-select max: compilers keep a plain max of doubles scalar,
-** since reordering it could change which NaN comes out; NaNs are counted
-** on the side here and never enter it), a != b, nonfinite elements.
-** LD4(p, i): elements i..i+3 as a kv4d; LD1: element i as a double. */
-typedef struct cmp_rest4 {
-  kv4d hi;
-  kv4l ne; /* a != b, counted per lane */
-} cmp_rest4;
-#define CMP_REST4(q, a, b, d)                              \
-  do {                                                     \
-    kv4d v_ = v4_abs(d);                                   \
-    kv4l gt_ = v_ > q.hi;                                  \
-    q.hi = (kv4d)(((kv4l)v_ & gt_) | ((kv4l)q.hi & ~gt_)); \
-    q.ne -= a != b;                                        \
-  } while (0)
+** since reordering it could change which NaN comes out; NaNs never enter
+** it) and the count of a != b. The 8 lanes are NV vectors of W = 8 / NV
+** doubles (VT, with VL its mask type): two of 4 in the baseline and AVX2
+** copies, one of 8 in the AVX-512 one, lane l summing the terms l mod 8 in
+** every copy, so the bits are the same. LDV(p, i): elements i..i+W-1 as a
+** VT; LD1: element i as a double. */
 static inline void cmp_rest1(kn_cmp_block *r, double a, double b, double d) {
   double v = fabs(d);
   r->maxabs = v > r->maxabs ? v : r->maxabs;
   r->changed += a != b;
-}
-static inline void cmp_rest_fold(kn_cmp_block *r, const cmp_rest4 *q) {
-  int l;
-  for (l = 0; l < 4; l++) {
-    r->maxabs = q->hi[l] > r->maxabs ? q->hi[l] : r->maxabs;
-    r->changed += (uint64_t)q->ne[l];
-  }
 }
 /* One element's terms, added in sequence (the scalar part of a leaf). */
 static inline void cmp_term(double *r, kn_cmp_block *rest, double a, double b, int base, double c) {
@@ -666,64 +651,103 @@ static inline void cmp_term(double *r, kn_cmp_block *rest, double a, double b, i
     r[5] += e * e, r[6] += f * f, r[7] += e * f;
   }
 }
-#define DEF_PAIRWISE_CMP(NAME, LD4, LD1, BASE)                                                              \
-  KN_HOT static void NAME(const uchar *x, const uchar *y, const uchar *z, size_t lo, size_t n, double *out, \
-                          kn_cmp_block *rest) {                                                             \
-    double r[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                                 \
-    size_t i = 0, half;                                                                                     \
-    (void)z;                                                                                                \
-    if (n > 128) {                                                                                          \
-      double l[8], h[8];                                                                                    \
-      half = n / 2 - n / 2 % 8;                                                                             \
-      NAME(x, y, z, lo, half, l, rest);                                                                     \
-      NAME(x, y, z, lo + half, n - half, h, rest);                                                          \
-      for (i = 0; i < (BASE ? 8u : 5u); i++) out[i] = l[i] + h[i];                                          \
-      return;                                                                                               \
-    }                                                                                                       \
-    if (n >= 8) { /* 8 lanes, each summing its own terms from a first one */                                \
-      kv4d a0 = LD4(x, lo), a1 = LD4(x, lo + 4), b0 = LD4(y, lo), b1 = LD4(y, lo + 4);                      \
-      kv4d d0 = a0 - b0, d1 = a1 - b1;                                                                      \
-      kv4d sa0 = a0 * a0, sa1 = a1 * a1, sb0 = b0 * b0, sb1 = b1 * b1, p0 = a0 * b0, p1 = a1 * b1;          \
-      kv4d sd0 = d0 * d0, sd1 = d1 * d1, s0 = d0, s1 = d1;                                                  \
-      kv4d c0, c1, e0, e1, f0, f1, ea0 = {0}, ea1 = {0}, fb0 = {0}, fb1 = {0}, ef0 = {0}, ef1 = {0};        \
-      cmp_rest4 q;                                                                                          \
-      if (BASE) {                                                                                           \
-        c0 = LD4(z, lo), c1 = LD4(z, lo + 4);                                                               \
-        e0 = a0 - c0, e1 = a1 - c1, f0 = b0 - c0, f1 = b1 - c1;                                             \
-        ea0 = e0 * e0, ea1 = e1 * e1, fb0 = f0 * f0, fb1 = f1 * f1, ef0 = e0 * f0, ef1 = e1 * f1;           \
-      }                                                                                                     \
-      memset(&q, 0, sizeof q);                                                                              \
-      CMP_REST4(q, a0, b0, d0);                                                                             \
-      CMP_REST4(q, a1, b1, d1);                                                                             \
-      for (i = 8; i + 8 <= n; i += 8) {                                                                     \
-        a0 = LD4(x, lo + i), a1 = LD4(x, lo + i + 4), b0 = LD4(y, lo + i), b1 = LD4(y, lo + i + 4);         \
-        d0 = a0 - b0, d1 = a1 - b1;                                                                         \
-        sa0 += a0 * a0, sa1 += a1 * a1, sb0 += b0 * b0, sb1 += b1 * b1;                                     \
-        p0 += a0 * b0, p1 += a1 * b1, sd0 += d0 * d0, sd1 += d1 * d1, s0 += d0, s1 += d1;                   \
-        CMP_REST4(q, a0, b0, d0);                                                                           \
-        CMP_REST4(q, a1, b1, d1);                                                                           \
-        if (BASE) {                                                                                         \
-          c0 = LD4(z, lo + i), c1 = LD4(z, lo + i + 4);                                                     \
-          e0 = a0 - c0, e1 = a1 - c1, f0 = b0 - c0, f1 = b1 - c1;                                           \
-          ea0 += e0 * e0, ea1 += e1 * e1, fb0 += f0 * f0, fb1 += f1 * f1, ef0 += e0 * f0, ef1 += e1 * f1;   \
-        }                                                                                                   \
-      }                                                                                                     \
-      cmp_rest_fold(rest, &q);                                                                              \
-      r[0] = LANES8(sa0, sa1), r[1] = LANES8(sb0, sb1), r[2] = LANES8(p0, p1);                              \
-      r[3] = LANES8(sd0, sd1), r[4] = LANES8(s0, s1);                                                       \
-      r[5] = LANES8(ea0, ea1), r[6] = LANES8(fb0, fb1), r[7] = LANES8(ef0, ef1);                            \
-    }                                                                                                       \
-    for (; i < n; i++) /* the rest (or all, below 8) in sequence */                                         \
-      cmp_term(r, rest, LD1(x, lo + i), LD1(y, lo + i), BASE, BASE ? LD1(z, lo + i) : 0);                   \
-    memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                        \
+/* 8 lanes summed in DEF_PAIRWISE's fixed tree (LANES8's). */
+static inline double cmp_lanes8(const double *l) {
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+#define CMP_SUM8(vs) (memcpy(lanes, vs, sizeof lanes), cmp_lanes8(lanes))
+/* One step of 8 elements from at: acc = t on the FIRST (a constant) step,
+** acc + t after, as DEF_PAIRWISE's lanes start from their first term. */
+#define CMP_ACC(F, acc, t) ((acc) = (F) ? (t) : (acc) + (t))
+#define CMP_STEP(VT, VL, NV, LDV, BASE, FIRST)                                               \
+  for (v = 0; v < NV; v++) {                                                                 \
+    size_t at = lo + i + (size_t)v * (8 / NV);                                               \
+    VT a = LDV(x, at), b = LDV(y, at), d = a - b, ad = (VT)((VL)d & ((VL){0} + INT64_MAX));  \
+    VL gt = ad > hi[v];                                                                      \
+    CMP_ACC(FIRST, sa[v], a *a), CMP_ACC(FIRST, sb[v], b *b), CMP_ACC(FIRST, pr[v], a *b);   \
+    CMP_ACC(FIRST, sd[v], d *d), CMP_ACC(FIRST, sm[v], d);                                   \
+    hi[v] = (VT)(((VL)ad & gt) | ((VL)hi[v] & ~gt));                                         \
+    ne[v] -= a != b;                                                                         \
+    if (BASE) {                                                                              \
+      VT c = LDV(z, at), e = a - c, f = b - c;                                               \
+      CMP_ACC(FIRST, ea[v], e *e), CMP_ACC(FIRST, fb[v], f *f), CMP_ACC(FIRST, ef[v], e *f); \
+    }                                                                                        \
+  }
+#define DEF_PAIRWISE_CMP(ATTR, NAME, VT, VL, NV, LDV, LD1, BASE)                                          \
+  ATTR static void NAME(const uchar *x, const uchar *y, const uchar *z, size_t lo, size_t n, double *out, \
+                        kn_cmp_block *rest) {                                                             \
+    double r[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                               \
+    size_t i = 0, half;                                                                                   \
+    int v, l;                                                                                             \
+    (void)z;                                                                                              \
+    if (n > 128) {                                                                                        \
+      double lo_[8], hi_[8];                                                                              \
+      half = n / 2 - n / 2 % 8;                                                                           \
+      NAME(x, y, z, lo, half, lo_, rest);                                                                 \
+      NAME(x, y, z, lo + half, n - half, hi_, rest);                                                      \
+      for (l = 0; l < (BASE ? 8 : 5); l++) out[l] = lo_[l] + hi_[l];                                      \
+      return;                                                                                             \
+    }                                                                                                     \
+    if (n >= 8) { /* 8 lanes, each summing its own terms from a first one */                              \
+      VT sa[NV], sb[NV], pr[NV], sd[NV], sm[NV], ea[NV], fb[NV], ef[NV], hi[NV];                          \
+      VL ne[NV];                                                                                          \
+      double lanes[8];                                                                                    \
+      memset(ea, 0, sizeof ea), memset(fb, 0, sizeof fb), memset(ef, 0, sizeof ef);                       \
+      memset(hi, 0, sizeof hi), memset(ne, 0, sizeof ne);                                                 \
+      CMP_STEP(VT, VL, NV, LDV, BASE, 1)                                                                  \
+      for (i = 8; i + 8 <= n; i += 8) CMP_STEP(VT, VL, NV, LDV, BASE, 0)                                  \
+      r[0] = CMP_SUM8(sa), r[1] = CMP_SUM8(sb), r[2] = CMP_SUM8(pr), r[3] = CMP_SUM8(sd);                 \
+      r[4] = CMP_SUM8(sm), r[5] = CMP_SUM8(ea), r[6] = CMP_SUM8(fb), r[7] = CMP_SUM8(ef);                 \
+      for (v = 0; v < NV; v++)                                                                            \
+        for (l = 0; l < 8 / NV; l++) {                                                                    \
+          rest->maxabs = hi[v][l] > rest->maxabs ? hi[v][l] : rest->maxabs;                               \
+          rest->changed += (uint64_t)ne[v][l];                                                            \
+        }                                                                                                 \
+    }                                                                                                     \
+    for (; i < n; i++) /* the rest (or all, below 8) in sequence */                                       \
+      cmp_term(r, rest, LD1(x, lo + i), LD1(y, lo + i), BASE, BASE ? LD1(z, lo + i) : 0);                 \
+    memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                      \
   }
 
 #define LD1_F32(p, i) ((double)ld_f32(p, i))
 #define LD1_F64(p, i) ld_f64(p, i)
-DEF_PAIRWISE_CMP(pw_cmp_f32, v4_f32, LD1_F32, 0)
-DEF_PAIRWISE_CMP(pw_cmp_f64, v4_f64, LD1_F64, 0)
-DEF_PAIRWISE_CMP(pw_cmp3_f32, v4_f32, LD1_F32, 1)
-DEF_PAIRWISE_CMP(pw_cmp3_f64, v4_f64, LD1_F64, 1)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp_f32, kv4d, kv4l, 2, v4_f32, LD1_F32, 0)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp_f64, kv4d, kv4l, 2, v4_f64, LD1_F64, 0)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp3_f32, kv4d, kv4l, 2, v4_f32, LD1_F32, 1)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp3_f64, kv4d, kv4l, 2, v4_f64, LD1_F64, 1)
+#if KN_CLONES
+typedef double kv8d __attribute__((vector_size(64)));
+typedef int64_t kv8l __attribute__((vector_size(64)));
+typedef double kv8du __attribute__((vector_size(64), aligned(1), may_alias));
+typedef float kv8fu __attribute__((vector_size(32), aligned(1), may_alias));
+#define v8_f64(p, i) (*(const kv8du *)(const void *)((p) + 8 * (i)))
+#define v8_f32_(p, i) (*(const kv8fu *)(const void *)((p) + 4 * (i)))
+#define v8_f32(p, i) __builtin_convertvector(v8_f32_(p, i), kv8d)
+#define KN_AVX512 __attribute__((target("avx512f")))
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp_f32_512, kv8d, kv8l, 1, v8_f32, LD1_F32, 0)
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp_f64_512, kv8d, kv8l, 1, v8_f64, LD1_F64, 0)
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp3_f32_512, kv8d, kv8l, 1, v8_f32, LD1_F32, 1)
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp3_f64_512, kv8d, kv8l, 1, v8_f64, LD1_F64, 1)
+#endif
+
+static int isa_forced = -1;
+
+int kn_best_isa(void) {
+#if KN_CLONES
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return KN_ISA_AVX512;
+  if (__builtin_cpu_supports("avx2")) return KN_ISA_AVX2;
+#endif
+  return KN_ISA_BASE;
+}
+
+int kn_set_isa(int isa) {
+  int best = kn_best_isa();
+  isa_forced = isa < 0 || isa > best ? -1 : isa;
+  return isa_forced < 0 ? best : isa_forced;
+}
+
+int kn_isa(void) { return isa_forced >= 0 ? isa_forced : kn_best_isa(); }
 
 /* The counts the sums settle: a block whose sum of squares is finite holds
 ** no NaN or infinity (squares of float32 values never overflow a double; a
@@ -749,7 +773,15 @@ static int cmp_nan(int f64, const uchar *x, const uchar *y, size_t m, double sum
 void kn_compare_block(int f64, const void *a, const void *b, const void *base, size_t m, kn_cmp_block *r) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   memset(r, 0, sizeof(*r));
-  if (m && base)
+#if KN_CLONES
+  if (m && kn_isa() == KN_ISA_AVX512) {
+    if (base)
+      (f64 ? pw_cmp3_f64_512 : pw_cmp3_f32_512)(a, b, base, 0, m, s, r);
+    else
+      (f64 ? pw_cmp_f64_512 : pw_cmp_f32_512)(a, b, NULL, 0, m, s, r);
+  } else
+#endif
+      if (m && base)
     (f64 ? pw_cmp3_f64 : pw_cmp3_f32)(a, b, base, 0, m, s, r);
   else if (m)
     (f64 ? pw_cmp_f64 : pw_cmp_f32)(a, b, NULL, 0, m, s, r);

@@ -48,6 +48,16 @@
 #define KN_HOT
 #endif
 
+/* The SIMD path of the loops that pick one at run time (kn_compare_block,
+** robust.c's Krum tiles and Bulyan), for tests that compare them:
+** KN_ISA_BASE (portable), KN_ISA_AVX2, KN_ISA_AVX512; kn_set_isa(-1) for the
+** best this CPU has (the default). A path the CPU lacks means the best.
+** Returns the path now used. Not thread-safe: set it before the work. */
+enum { KN_ISA_BASE = 0, KN_ISA_AVX2 = 1, KN_ISA_AVX512 = 2 };
+int kn_set_isa(int isa);
+int kn_isa(void);
+int kn_best_isa(void);
+
 /* Elements handled per block: small enough that a block of any type and the
 ** scratch copies made from it stay in L1/L2. */
 #define KN_BLOCK 1024

@@ -456,30 +456,32 @@ TEST(kernels_compare_block_is_the_separate_sums) {
   static float fa[1024], fb[1024];
   static double da[1024], db[1024], d[1024];
   size_t li, i;
-  int f64;
-  for (f64 = 0; f64 < 2; f64++)
-    for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
-      size_t m = lens[li];
-      kn_cmp_block r;
-      double mx = 0;
-      uint64_t ne = 0;
-      for (i = 0; i < m; i++) {
-        fa[i] = (float)((rng_unit() - 0.5) * 100);
-        fb[i] = i % 5 ? fa[i] + (float)(rng_unit() - 0.5) : fa[i];
-        if (i == 3) fb[i] = NAN;
-        if (i == 11) fa[i] = INFINITY;
-        da[i] = f64 ? (rng_unit() - 0.5) * 1e6 : fa[i];
-        db[i] = f64 ? da[i] + rng_unit() : fb[i];
-        d[i] = da[i] - db[i];
+  int f64, isa;
+  for (isa = KN_ISA_BASE; isa <= KN_ISA_AVX512; isa++) /* every SIMD path this CPU has: the same bits */
+    for (f64 = 0; f64 < 2 && kn_set_isa(isa) == isa; f64++)
+      for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        size_t m = lens[li];
+        kn_cmp_block r;
+        double mx = 0;
+        uint64_t ne = 0;
+        for (i = 0; i < m; i++) {
+          fa[i] = (float)((rng_unit() - 0.5) * 100);
+          fb[i] = i % 5 ? fa[i] + (float)(rng_unit() - 0.5) : fa[i];
+          if (i == 3) fb[i] = NAN;
+          if (i == 11) fa[i] = INFINITY;
+          da[i] = f64 ? (rng_unit() - 0.5) * 1e6 : fa[i];
+          db[i] = f64 ? da[i] + rng_unit() : fb[i];
+          d[i] = da[i] - db[i];
+        }
+        kn_compare_block(f64, f64 ? (const void *)da : (const void *)fa, f64 ? (const void *)db : (const void *)fb,
+                         NULL, m, &r);
+        CHECK(same_double(r.sa, kn_sum_sq(da, m)) && same_double(r.sb, kn_sum_sq(db, m)));
+        CHECK(same_double(r.dot, kn_sum_prod(da, db, m)));
+        CHECK(same_double(r.sd, kn_sum_sq(d, m)) && same_double(r.sdiff, kn_sum(d, m)));
+        CHECK(r.nan == kn_max_abs(d, m, 0, &mx) && r.maxabs == mx);
+        for (i = 0; i < m; i++) ne += da[i] != db[i];
+        CHECK(r.changed == ne);
+        CHECK(r.nf_a == kn_count_nonfinite(da, m, 0) && r.nf_b == kn_count_nonfinite(db, m, 0));
       }
-      kn_compare_block(f64, f64 ? (const void *)da : (const void *)fa, f64 ? (const void *)db : (const void *)fb, NULL,
-                       m, &r);
-      CHECK(same_double(r.sa, kn_sum_sq(da, m)) && same_double(r.sb, kn_sum_sq(db, m)));
-      CHECK(same_double(r.dot, kn_sum_prod(da, db, m)));
-      CHECK(same_double(r.sd, kn_sum_sq(d, m)) && same_double(r.sdiff, kn_sum(d, m)));
-      CHECK(r.nan == kn_max_abs(d, m, 0, &mx) && r.maxabs == mx);
-      for (i = 0; i < m; i++) ne += da[i] != db[i];
-      CHECK(r.changed == ne);
-      CHECK(r.nf_a == kn_count_nonfinite(da, m, 0) && r.nf_b == kn_count_nonfinite(db, m, 0));
-    }
+  kn_set_isa(-1);
 }
