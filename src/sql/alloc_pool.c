@@ -20,7 +20,10 @@
 ** once. Kept blocks are SQLite memory (sqlite3_memory_used counts them), so
 ** under a soft or hard heap limit (sqlite3_soft_heap_limit64,
 ** sqlite3_hard_heap_limit64, PRAGMA soft_heap_limit / hard_heap_limit) the
-** pool keeps nothing: such a process wants its memory back. When the last
+** pool keeps nothing, and frees what it kept at its next use: such a
+** process wants its memory back. SQLite gives no hook for the moment a
+** limit is set, so a limit below what the pool holds makes SQLite's own
+** allocations fail until then: empty it first (ar_pool(0)). When the last
 ** connection that loaded the extension closes, every kept block is freed,
 ** so a process that closes its databases holds nothing of ours.
 **
@@ -105,6 +108,10 @@ static int oldest(void) {
 void *apool_take(uint64_t n) {
   void *p = NULL;
   int i, best = -1;
+  if (heap_limited()) { /* a limit set since blocks were kept: they go back */
+    apool_release();
+    return NULL;
+  }
   pthread_once(&once, init);
   pthread_mutex_lock(&mu);
   for (i = 0; i < nslots; i++)
@@ -117,7 +124,11 @@ void *apool_take(uint64_t n) {
 int apool_keep(void *p, uint64_t size) {
   void *evicted[APOOL_SLOTS + 1];
   int nev = 0, kept = 0, i;
-  if (!p || size < APOOL_MIN || heap_limited()) return 0;
+  if (!p || size < APOOL_MIN) return 0;
+  if (heap_limited()) {
+    apool_release();
+    return 0;
+  }
   pthread_once(&once, init);
   pthread_mutex_lock(&mu);
   if (connections > 0 && bound > 0 && size <= (uint64_t)bound) {

@@ -5,6 +5,19 @@
 ** or more here instead of returning it, and codec_malloc / codec_realloc
 ** take the smallest kept block that fits before asking SQLite for new
 ** memory. See alloc_pool.c for why and for the bounds.
+**
+** A new function gets the pool by allocating through the codec allocator
+** and handing SQLite its blocks with the codec's destructor; nothing here
+** is called directly. A decoder (a future packed store's: bytes in, a
+** record or array BLOB out) builds its output in a result buffer
+** (sql_buf_init, then sql_result_buf: sql_util.h): the block comes from
+** codec_malloc, so from the pool when one fits, and goes back to the pool
+** when SQLite frees the value. Output that already sits
+** in memory of its own goes out with sql_result_blob_copy, never
+** SQLITE_TRANSIENT (SQLite's own copy would take fresh pages). Scratch
+** (an inflated block, a row of dequantised values) is codec_malloc /
+** codec_free, and comes back the same way. A value handed over with
+** sqlite3_free or a static destructor bypasses the pool.
 */
 #ifndef AR_ALLOC_POOL_H
 #define AR_ALLOC_POOL_H
