@@ -270,6 +270,17 @@ def cold(db, name):
     return time.perf_counter() - t
 
 
+def runs(fn, con):
+    """Whether fn(con) runs at all (the old build against today's SQL)."""
+    import sqlite3
+
+    try:
+        fn(con)
+        return True
+    except sqlite3.Error:
+        return False
+
+
 def measure(db, folder, old, reps=3):
     """Per statement: best of `reps` of ours (and of the old build), in turns
     with reading its BLOBs once, its peak temporary disk space; and the floor
@@ -288,12 +299,14 @@ def measure(db, folder, old, reps=3):
             if old:  # plot_rounds connects through the package, which takes AR_EXTENSION
                 fns.append(lambda: with_extension(old, run_plot, db))
         else:
-            fns = [lambda fn=fn: fn(con)] + ([lambda fn=fn: fn(con_old)] if old else [])
+            fns = [lambda fn=fn: fn(con)]
+            if old and runs(fn, con_old):  # the old build may lack what the statement uses now
+                fns.append(lambda fn=fn: fn(con_old))
         with sampler:
             fns[0]()
         peak = sampler.peak
         times = in_turns(fns + [lambda name=name: sum(timed(con, b) for b in BASE[name])], reps, warm=False)
-        rows.append((name, times[0], times[1] if old else None, times[-1], peak))
+        rows.append((name, times[0], times[1] if len(fns) > 1 else None, times[-1], peak))
     con.close()
     if con_old:
         con_old.close()
@@ -357,7 +370,12 @@ def main(argv=None):
             )
             print(
                 "%-46s %8.3f %8.3f %8.3f %7.2f %7.2f %8s %11d  %s"
-                % (name, t, colds[name], base, r_base, r_all, "%.3f" % t_old if t_old else "", peak, marks)
+                % (name, t, colds[name], base, r_base, r_all, "%.3f" % t_old if t_old else ("n/a" if args.old else ""), peak, marks)
+            )
+        if args.old:
+            print(
+                "old s: the old build running today's SQL; n/a where it cannot (a column or function it lacks): "
+                "the old tree's own views_at_scale.py times its own SQL"
             )
         print(
             "one record (%.1f MB): reading it %.3f s; writing a record-sized result into fresh memory %.3f s more"

@@ -143,7 +143,10 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- up to a few hundred MB), so each is used as few times as it can be: the
 -- FedAvg once per strategy, each new state once as a column and once for
 -- the distance, and whether there is a row at all is asked of the tables'
--- keys (EXISTS), not of the states.
+-- keys (EXISTS), not of the states. With a LIMIT on s and on the outer
+-- query SQLite runs s as a co-routine (each state computed once); with only
+-- the inner one it would substitute s's expressions for s.a and s.b, and
+-- step each strategy twice, once for the column and once for the distance.
 SELECT :round AS round, s.a AS state_a, s.b AS state_b,
        round((SELECT sqrt(sum(c.norm_diff * c.norm_diff))
               FROM ar_compare(rd_array_record(s.a, 'arrays'), rd_array_record(s.b, 'arrays')) AS c), 6) AS distance
@@ -163,4 +166,5 @@ FROM (SELECT CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)
         AND coalesce(:state_b, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_b is not set')) IS NOT NULL
         AND CASE WHEN :round = 0 THEN EXISTS (SELECT 1 FROM global_models WHERE run = :run AND round = 0)
                  ELSE EXISTS (SELECT 1 FROM client_updates WHERE run = :run AND round = :round) END
-      LIMIT 1) AS s; -- LIMIT: SQLite runs s as a co-routine, each state computed once
+      LIMIT 1) AS s
+LIMIT 1;

@@ -162,6 +162,11 @@ def test_plans_never_sort_records():
                 raise AssertionError("%s: %r in its plan %r" % (name, detail, plan))
             checked += 1
         assert checked >= 2 * 5 + 8 + 1, checked
+        # replay_strategies steps each strategy once per statement (s runs as
+        # a co-routine), not once for the state and again for the distance
+        sql, params = next((s, p) for n, s, p in statements() if n == "recipe replay_strategies")
+        steps = [r for r in con.execute("EXPLAIN " + sql, params) if r[1] == "Function" and "ar_server_step" in r[5]]
+        assert len(steps) == 2, steps
         # the check sees what it must refuse: the old GROUP BY of plot_rounds
         plan = [
             r[3]
