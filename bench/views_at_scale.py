@@ -370,7 +370,17 @@ def main(argv=None):
             )
             print(
                 "%-46s %8.3f %8.3f %8.3f %7.2f %7.2f %8s %11d  %s"
-                % (name, t, colds[name], base, r_base, r_all, "%.3f" % t_old if t_old else ("n/a" if args.old else ""), peak, marks)
+                % (
+                    name,
+                    t,
+                    colds[name],
+                    base,
+                    r_base,
+                    r_all,
+                    "%.3f" % t_old if t_old else ("n/a" if args.old else ""),
+                    peak,
+                    marks,
+                )
             )
         if args.old:
             print(
