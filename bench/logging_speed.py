@@ -162,6 +162,11 @@ def main(argv=None):
             f"encoding the replies alone: {best(enc_t):.3f} s/round (the logger's), {best(serde_t):.3f} s/round "
             "(Flower's serde)"
         )
+        replies = args.replies
+        print(
+            f"replies per second: logger {replies / best(logger):,.0f}, SQLite floor {replies / best(sq):,.0f}; "
+            "packed store: not in this build (LoggingStrategy writes the raw store)"
+        )
         print(f"logger / SQLite floor: {best(sq) / best(logger):.2f}x; logger / file: {best(fl) / best(logger):.2f}x")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -769,6 +769,227 @@ def bench_window(tmp, quick):
     FIGURES["rolling"] = out
 
 
+# --- the order statistics and ar_compare at scale (FedMedian, FedTrimmedAvg) ---------------------
+
+OLD = None  # --old: another build of the extension, timed beside this one
+
+
+def cold_time(path, sql, ext=None):
+    """sql's time as the first statement of a fresh process (a new
+    connection: nothing cached, nothing kept in the extension's pool)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--cold", path, sql]
+    env = dict(os.environ, AR_BENCH_EXT=ext) if ext else dict(os.environ)
+    return float(subprocess.check_output(cmd, env=env).split()[-1])
+
+
+def old_db(path):
+    """A connection loading the --old build, or None."""
+    global EXT
+    if not OLD:
+        return None
+    ours, EXT = EXT, OLD
+    try:
+        return Db(path)
+    finally:
+        EXT = ours
+
+
+def client_table(path, table, clients, numel, seed, attack=True):
+    """clients records of a float32 model of numel elements in two arrays
+    (a global model plus noise, an attacker in ten), as the curves' table."""
+    half = numel // 2
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal(numel, dtype=np.float32)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute(f"CREATE TABLE {table}(id INTEGER PRIMARY KEY, rec BLOB, n INTEGER)")
+    for c in range(1, clients + 1):
+        x = base + np.float32(0.01 * (1 + c % 17)) * rng.standard_normal(numel, dtype=np.float32)
+        if attack and c % 10 == 3:
+            x += np.float32(5)
+        rec = record_bytes([("fc.weight", x[:half].reshape(-1, 250)), ("fc.bias", x[half:])])
+        con.execute(f"INSERT INTO {table}(rec, n) VALUES (?, ?)", (rec, 10 + c))
+    con.commit()
+    con.close()
+    os.sync()
+
+
+def bench_orderstat(tmp, quick, peer):
+    """ar_median and ar_trimmed_mean over 100 client records of a 9.4 MB
+    float32 model (0.94 MB quick), against Flower's arithmetic on the same
+    BLOBs and SQLite reading the rows."""
+    clients, numel = 100, (940_000 if quick else 9_400_000) // 4
+    path = os.path.join(tmp, "orderstat.db")
+    client_table(path, "clients", clients, numel, 21)
+    mb = numel * 4 / 1e6
+    print(f"== FedMedian and FedTrimmedAvg: {clients} client records of a {mb:.2f} MB float32 model")
+    note(f"""{peer.label}: {peer.impl}: rows fetched and parsed with serde, np.median(np.stack(layers), axis=0)
+             and trim_mean(np.stack(layers), 0.2) per key (FedMedian's and FedTrimmedAvg's lines), serialized.
+             "arithmetic" is that aggregate step alone (.numpy() of each layer, np.stack, the median or
+             the partition and mean), timed inside its process. SQLite reading the rows: SELECT
+             sum(length(substr(rec, 1, 1))) FROM clients. Best of 3, in turns; cold: the statement as the
+             first one of a fresh process (nothing in the extension's pool of freed blocks).""")
+    db = Db(path)
+    old = old_db(path)
+    floor_sql = "SELECT sum(length(substr(rec, 1, 1))) FROM clients"
+    med_sql = "SELECT length(ar_median(rec)) FROM clients"
+    trim_sql = "SELECT length(ar_trimmed_mean(rec, 0.2)) FROM clients"
+    arith = {"median": [], "trimmed": []}  # the aggregate step of each of Flower's runs in the turns
+
+    def flower(op, **kw):
+        reply = peer.run(op, path, "clients", parts=True, **kw)
+        arith[op].append(reply["parts"].get("aggregate", reply["time"]))
+        return reply
+
+    fns = [
+        lambda: db.run(floor_sql),
+        lambda: db.run(med_sql),
+        lambda: db.run(trim_sql),
+        lambda: flower("median"),
+        lambda: flower("trimmed", beta=0.2),
+    ]
+    if old:
+        fns += [lambda: old.run(med_sql), lambda: old.run(trim_sql)]
+    times = turn_times(fns, 3)
+    best = [min(t) for t in times]
+    t_floor, t_med, t_trim = best[:3]
+    arith_med, arith_trim = min(arith["median"]), min(arith["trimmed"])
+    pycon = python_connection(path)
+    same = count_differing(
+        pycon,
+        pycon.execute("SELECT ar_median(rec) FROM clients").fetchone()[0],
+        peer.result("median", path, "clients", tmp),
+        0,
+        0,
+    )
+    pycon.close()
+    colds = [cold_time(path, q) for q in (floor_sql, med_sql, trim_sql)]
+    db.close()
+    if old:
+        old.close()
+    rows = [
+        ("SQLite reading the rows", t_floor, colds[0]),
+        ("ar_median(rec)", t_med, colds[1]),
+        ("ar_trimmed_mean(rec, 0.2)", t_trim, colds[2]),
+    ]
+    print(f"  {'':<52}{'best of 3':>10}{'cold':>9}")
+    for label, t, c in rows:
+        print(f"  {label:<52}{t:9.3f}s{c:8.3f}s")
+    if old:
+        print(f"  {'--old build: ar_median(rec)':<52}{best[5]:9.3f}s")
+        print(f"  {'--old build: ar_trimmed_mean(rec, 0.2)':<52}{best[6]:9.3f}s")
+    print(f"  {peer.label + ': FedMedian, whole (fetch, parse, aggregate, serialize)':<62}{best[3]:9.3f}s")
+    print(f"  {peer.label + ': FedMedian, the arithmetic':<62}{arith_med:9.3f}s")
+    print(f"  {peer.label + ': FedTrimmedAvg, whole':<62}{best[4]:9.3f}s")
+    print(f"  {peer.label + ': FedTrimmedAvg, the arithmetic':<62}{arith_trim:9.3f}s")
+    print(
+        f"  ar_median equals {peer.label}'s median bit for bit: {'yes' if same == 0 else f'NO ({same} elements differ)'}"
+    )
+    for name, t, arith in (("ar_median", t_med, arith_med), ("ar_trimmed_mean", t_trim, arith_trim)):
+        r = arith / t
+        report(f"{name}: speed-up over {peer.label}'s arithmetic, {clients} clients", f"{r:.1f}x", ">= 5x", r >= 5)
+        r = t / t_floor
+        report(f"{name} time / SQLite reading the rows", f"{r:.1f}x", "<= 5x", r <= 5)
+    FIGURES["orderstat"] = dict(
+        floor=t_floor,
+        median=t_med,
+        trimmed=t_trim,
+        cold=colds,
+        flower_median=best[3],
+        flower_trimmed=best[4],
+        arith_median=arith_med,
+        arith_trimmed=arith_trim,
+        old=best[5:] if old else None,
+    )
+
+
+def resnet18_items(rng, scale=0.05):
+    """resnet18's state_dict keys and shapes with random values (122 keys,
+    num_batches_tracked int64), as bench/views_at_scale.py builds them."""
+    import views_at_scale
+
+    out = []
+    for k, s in views_at_scale.resnet18_shapes().items():
+        if k.endswith("num_batches_tracked"):
+            out.append((k, np.array(rng.integers(0, 100), dtype=np.int64)))
+        else:
+            out.append((k, (rng.standard_normal(s) * scale).astype(np.float32)))
+    return out
+
+
+def bench_compare(tmp, quick):
+    """ar_compare per pair, one pass for every column: 20 client records of
+    a 25 MB float32 model (4 arrays) against a global one, and resnet18-sized
+    records (122 keys) against theirs, each against SQLite reading the two
+    BLOBs of each pair."""
+    print("== ar_compare per pair (every column read, so every number is computed) against reading the two BLOBs")
+    note("""SQL: SELECT sum(every number column) FROM updates u, global g, ar_compare(u.rec, g.rec) c;
+            the floor: SELECT sum(length(substr(u.rec, 1, 1)) + length(substr(g.rec, 1, 1))) over the same join
+            (SQLite reads both BLOBs of every pair). Best of 3, in turns; cold: a fresh process.""")
+    numel = (2_500_000 if quick else 25_000_000) // 4 // 4
+    rng = np.random.default_rng(8)
+    cases = []
+    path = os.path.join(tmp, "compare4.db")
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute("CREATE TABLE global(rec BLOB)")
+    con.execute("CREATE TABLE updates(id INTEGER PRIMARY KEY, rec BLOB)")
+    g = [rng.standard_normal(numel, dtype=np.float32) for _ in range(4)]
+    con.execute(
+        "INSERT INTO global VALUES (?)",
+        (record_bytes([(f"l{i}.weight", x.reshape(-1, 625)) for i, x in enumerate(g)]),),
+    )
+    for _ in range(20):
+        items = [
+            (f"l{i}.weight", (x + np.float32(0.01) * rng.standard_normal(numel, dtype=np.float32)).reshape(-1, 625))
+            for i, x in enumerate(g)
+        ]
+        con.execute("INSERT INTO updates(rec) VALUES (?)", (record_bytes(items),))
+    con.commit()
+    con.close()
+    del g
+    cases.append((f"20 records of {numel * 16 / 1e6:.0f} MB, 4 arrays", path))
+    path = os.path.join(tmp, "compare_resnet.db")
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 65536")
+    con.execute("CREATE TABLE global(rec BLOB)")
+    con.execute("CREATE TABLE updates(id INTEGER PRIMARY KEY, rec BLOB)")
+    start = resnet18_items(rng)
+    con.execute("INSERT INTO global VALUES (?)", (record_bytes(start),))
+    for _ in range(2 if quick else 8):
+        items = [
+            (k, np.asarray(v + np.asarray(rng.standard_normal(v.shape) * 0.01, dtype=v.dtype), dtype=v.dtype))
+            for k, v in start
+        ]
+        con.execute("INSERT INTO updates(rec) VALUES (?)", (record_bytes(items),))
+    con.commit()
+    n_res = con.execute("SELECT count(*) FROM updates").fetchone()[0]
+    size = con.execute("SELECT length(rec) FROM global").fetchone()[0]
+    con.close()
+    os.sync()
+    cases.append((f"{n_res} resnet18 records of {size / 1e6:.0f} MB, 122 keys", path))
+    cols = "c.norm_a + c.norm_b + c.dot + c.cosine + c.norm_diff + c.max_abs_diff + c.mean_diff + c.rel_change + c.changed + c.nonfinite_a + c.nonfinite_b"
+    sql = f"SELECT sum({cols}) FROM updates u, global g, ar_compare(u.rec, g.rec) c"
+    floor_sql = "SELECT sum(length(substr(u.rec, 1, 1)) + length(substr(g.rec, 1, 1))) FROM updates u, global g"
+    out = {}
+    for label, path in cases:
+        db, old = Db(path), old_db(path)
+        fns = [lambda: db.run(floor_sql), lambda: db.run(sql)] + ([lambda: old.run(sql)] if old else [])
+        t = in_turns(fns, 3)
+        colds = [cold_time(path, floor_sql), cold_time(path, sql)]
+        db.close()
+        if old:
+            old.close()
+        print(
+            f"  {label}: reading the pairs {t[0]:.3f} s (cold {colds[0]:.3f}), ar_compare {t[1]:.3f} s "
+            f"(cold {colds[1]:.3f})" + (f", --old build {t[2]:.3f} s" if old else "")
+        )
+        r = t[1] / t[0]
+        report(f"ar_compare / reading the two BLOBs: {label}", f"{r:.2f}x", "<= 2x", r <= 2)
+        out[label] = dict(floor=t[0], compare=t[1], cold=colds, old=t[2] if old else None)
+    FIGURES["compare"] = out
+
+
 CURVE_OPS = [  # (name, SQL aggregate, peer op, peer options, fewest rows)
     ("FedAvg", "ar_mean(rec, n)", "fedavg", {}, 1),
     ("FedMedian", "ar_median(rec)", "median", {}, 1),
@@ -1277,22 +1498,31 @@ def hugetlb_pass(args):
 
 
 def bench_logging(quick):
-    """LoggingStrategy's cost: bench/logging_speed.py in build/flwr (rounds of
-    10 replies x 100 MB, --quick 4 x 5 MB), against SQLite's own floor (the
-    same bytes as one BLOB per reply, same page size and journal mode, fsync
-    at each round's end) and a plain file write."""
+    """LoggingStrategy's cost: bench/logging_speed.py in build/flwr, at two
+    scales: rounds of 10 replies x 100 MB (--quick 4 x 5 MB), and the
+    cross-device one, 1,000 replies x 100 KB a round (--quick 200), each
+    against SQLite's own floor (the same bytes as one BLOB per reply, same
+    page size and journal mode, fsync at each round's end) and a plain file
+    write; replies per second printed for the second."""
     print("== Logging a Flower run (bench/logging_speed.py, LoggingStrategy)", flush=True)
     if not os.path.exists(FLWR_PYTHON):
         note("skipped: build/flwr is missing (make flower-env); LoggingStrategy needs flwr")
         return
-    cmd = [FLWR_PYTHON, os.path.join(ROOT, "bench", "logging_speed.py")] + (["--quick"] if quick else [])
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        print("  " + line)
-    m = re.search(r"logger / SQLite floor: ([0-9.]+)x", out)
-    if m:
-        ratio = float(m.group(1))
-        report("LoggingStrategy throughput / SQLite's floor", f"{ratio:.2f}x", ">= 0.80x", ratio >= 0.8)
+    script = os.path.join(ROOT, "bench", "logging_speed.py")
+    for label, extra in (
+        ("10 replies x 100 MB" if not quick else "4 replies x 5 MB", ["--quick"] if quick else []),
+        (
+            f"{200 if quick else 1000} replies x 100 KB",
+            ["--replies", str(200 if quick else 1000), "--mb", "0.1", "--rounds", "4"],
+        ),
+    ):
+        out = subprocess.run([FLWR_PYTHON, script] + extra, capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            print("  " + line)
+        m = re.search(r"logger / SQLite floor: ([0-9.]+)x", out)
+        if m:
+            ratio = float(m.group(1))
+            report(f"LoggingStrategy throughput / SQLite's floor, {label}", f"{ratio:.2f}x", ">= 0.80x", ratio >= 0.8)
 
 
 def main():
@@ -1312,13 +1542,26 @@ def main():
             "logging",
             "datasette",
             "packing",
+            "orderstat",
+            "compare",
         ],
         help="run this comparison alone (flower: FedAvg and Krum/Bulyan against Flower's code)",
     )
+    ap.add_argument("--old", help="another build of the extension (its path, as .load takes it), timed beside this one")
+    ap.add_argument("--cold", nargs=2, metavar=("DB", "SQL"), help=argparse.SUPPRESS)  # cold_time's fresh process
     ap.add_argument("--no-hugetlb", action="store_true", help=f"skip the second run with GLIBC_TUNABLES={HUGETLB}")
     ap.add_argument("--summary-json", help=argparse.SUPPRESS)  # the huge-page pass reports through it
     ap.add_argument("--krum-times", help=argparse.SUPPRESS)  # krum_floor's second process
     args = ap.parse_args()
+    if args.cold:  # one statement, the first of this process
+        global EXT, OLD
+        EXT = os.environ.get("AR_BENCH_EXT", EXT)
+        db = Db(args.cold[0])
+        t = time.perf_counter()
+        db.run(args.cold[1])
+        print(time.perf_counter() - t)
+        return
+    OLD = args.old
     if args.krum_times:
         db = Db(args.krum_times)
         print(json.dumps(krum_times(db)))
@@ -1335,7 +1578,7 @@ def main():
     print("== " + fresh_page_line(warm, fresh), flush=True)
     tmp = tempfile.mkdtemp(prefix="arrayrecord-bench-", dir="/tmp")
     only = args.only
-    peer = FlowerPeer() if only in (None, "fedavg", "robust", "curves", "flower") else None
+    peer = FlowerPeer() if only in (None, "fedavg", "robust", "curves", "flower", "orderstat") else None
     if peer:
         print(f"== Flower's side: {peer.impl}", flush=True)
     steps = {
@@ -1350,6 +1593,8 @@ def main():
         "robust": lambda: bench_robust(tmp, args.quick, peer),
         "server_step": lambda: bench_server_step(args.quick),
         "window": lambda: bench_window(tmp, args.quick),
+        "orderstat": lambda: bench_orderstat(tmp, args.quick, peer),
+        "compare": lambda: bench_compare(tmp, args.quick),
         "curves": lambda: bench_curves(tmp, args.quick, peer),
         "logging": lambda: bench_logging(args.quick),
         "datasette": lambda: datasette_speed.bench(tmp, args.quick, report, note),

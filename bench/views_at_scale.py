@@ -8,24 +8,32 @@ torchvision are installed, else random arrays of the same keys, shapes and
 dtypes (int64 num_batches_tracked included). Each client model is the
 global model plus noise; each global model the FedAvg of its round.
 
-Every view (all rows of the run), recipe and plot_rounds.py's main() is run
-once, warm (the database is read once before), and printed beside the time
-(wall clock, and this process's CPU time, which a busy machine disturbs
-less; it includes the sampler thread's) of reading the record BLOBs it
-involves once (ar_len over the same rows:
-SQLite copies each BLOB out of its pages, and ar_len parses only the item
-table), with the ratio, and the peak temporary disk space the statement used
-(PRAGMA temp_store = FILE; a thread samples the sizes of the open files in
-SQLITE_TMPDIR, as tests/python/test_scale_safe.py does). round_fedavg and
-fedavg_check must write a fresh record per round: the time of writing one
-record-sized result into fresh memory (ar_delete of an absent key copies the
-record, less the time of reading it) is printed too.
+Every view (all rows of the run), recipe, plot_rounds.py's main(), and
+ar_compare of every client update against the global model it started
+from, is timed best of 3 in one process, in turns with reading the record
+BLOBs it involves once (ar_len over the same rows: SQLite copies each BLOB
+out of its pages, and ar_len parses only the item table), and beside the
+floor of the whole database: reading every record BLOB of the run once
+(ar_len over client_updates and global_models). The ratios against both
+are printed, with the issue's targets (<= 3x the BLOBs involved and <= 6x
+every record once for each statement; <= 4x for ar_compare of every update
+against its start; <= 6x for the whole replay_strategies, both strategies
+and every round). The cold figure beside each is the statement run once in
+a fresh process (a new connection, nothing kept from before: SQLite's
+caches, the extension's pool of freed blocks). Also the peak temporary
+disk space each statement used (PRAGMA temp_store = FILE; a thread samples
+the sizes of the open files in SQLITE_TMPDIR, as
+tests/python/test_scale_safe.py does). --old PATH times another build of
+the extension (say, the last commit's) side by side, in the same turns.
 
-    /usr/bin/python3 bench/views_at_scale.py [--db PATH] [--clients 5] [--rounds 3]
+    /usr/bin/python3 bench/views_at_scale.py [--db PATH] [--clients 5] [--rounds 3] [--old PATH]
     make bench-scale
 """
 
 import argparse
+import contextlib
+import io
+import json
 import os
 import subprocess
 import sys
@@ -37,6 +45,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
 def state_dict(rng):
@@ -163,7 +172,19 @@ BASE = {
     "recipe fedavg_check": [U, G + " AND round > 0"],
     "recipe shrink_to_float16": [G],
     "recipe replay_strategies": [U, G + " AND round = 0"],
-    "plot_rounds.py": [UP, UPG],
+    "plot_rounds.py": [UP],
+}
+
+
+# ar_compare of every client update against the global model it started from
+COMPARE_START = (
+    "SELECT sum(c.norm_diff) FROM client_updates u "
+    "JOIN global_models p ON p.run = u.run AND p.round = u.round - 1, ar_compare(u.rec, p.rec) c WHERE u.run = 1"
+)
+BASE["ar_compare of every update against its start"] = [UP]
+TARGETS = {  # (against the BLOBs involved, against every record BLOB once)
+    "ar_compare of every update against its start": (None, 4),
+    "recipe replay_strategies": (None, 6),
 }
 
 
@@ -174,41 +195,30 @@ def timed(con, sql, params=()):
     return time.perf_counter() - t
 
 
-def cpu_timed(con, sql):
-    t = time.process_time()
-    for _ in con.execute(sql):
-        pass
-    return time.process_time() - t
-
-
-def measure(db, folder, record):
-    import test_scale_safe
+def open_db(db, ext=None):
     from arlib import connect
-    from test_scale_safe import Sampler, statements
+
+    con = connect(db, ext)
+    con.execute("PRAGMA temp_store = FILE")
+    with open(os.path.join(ROOT, "sql", "views.sql"), encoding="utf-8") as f:
+        con.executescript(f.read().replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW IF NOT EXISTS"))
+    con.create_function("writefile", 2, lambda path, blob: len(blob))
+    return con
+
+
+def work():
+    """[(name, run(con))]: every statement to time, as a function of a connection."""
+    import test_scale_safe
+    from test_scale_safe import statements
 
     test_scale_safe.PARAMS.update(round=2, round_a=1, round_b=3)
-
-    def open_db():
-        con = connect(db)
-        con.execute("PRAGMA temp_store = FILE")
-        with open(os.path.join(ROOT, "sql", "views.sql"), encoding="utf-8") as f:
-            con.executescript(f.read().replace("CREATE VIEW IF NOT EXISTS", "CREATE TEMP VIEW IF NOT EXISTS"))
-        con.create_function("writefile", 2, lambda path, blob: len(blob))
-        return con
-
-    con = open_db()
-    for sql in (U, G):  # warm: every record read once
-        timed(con, sql)
-    con.close()
-    sampler = Sampler(folder)
-    rows = []
     todo = [s for s in statements() if not s[0].startswith("plot_rounds query") and not s[0].endswith(" WHERE run")]
-    todo = [(n, s + " WHERE run = 1" if n.startswith("view ") else s, p) for n, s, p in todo]
+    out = []
     for name, sql, params in todo:
-        con = open_db()
-        with sampler:
-            t, cpu = time.perf_counter(), time.process_time()
-            if name == "recipe replay_strategies":
+        sql = sql + " WHERE run = 1" if name.startswith("view ") else sql
+        if name == "recipe replay_strategies":
+
+            def run(con, sql=sql, params=params):
                 p, r = dict(params), 0
                 while True:
                     p["round"] = r
@@ -216,30 +226,101 @@ def measure(db, folder, record):
                     if row is None:
                         break
                     p["state_a"], p["state_b"], r = row[1], row[2], r + 1
-            else:
-                for _ in con.execute(sql, params):
-                    pass
-            t, cpu = time.perf_counter() - t, time.process_time() - cpu
-        base = sum(timed(con, b) for b in BASE[name])
-        base_cpu = sum(cpu_timed(con, b) for b in BASE[name])
-        rows.append((name, t, base, cpu, base_cpu, sampler.peak))
-        con.close()
+
+        else:
+
+            def run(con, sql=sql, params=params):
+                timed(con, sql, params)
+
+        out.append((name, run))
+    out.append(("ar_compare of every update against its start", lambda con: timed(con, COMPARE_START)))
+    return out
+
+
+def run_plot(db):
     import plot_rounds
 
-    with sampler:
-        t, cpu = time.perf_counter(), time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):  # its "wrote ..." line, once per run
         plot_rounds.main(["--db", db, "--out", os.path.join(os.path.dirname(db), "rounds.png")])
-        t, cpu = time.perf_counter() - t, time.process_time() - cpu
-    con = open_db()
-    base = sum(timed(con, b) for b in BASE["plot_rounds.py"])
-    base_cpu = sum(cpu_timed(con, b) for b in BASE["plot_rounds.py"])
-    rows.append(("plot_rounds.py", t, base, cpu, base_cpu, sampler.peak))
+
+
+def with_extension(ext, fn, *args):
+    """fn(*args) with AR_EXTENSION naming ext (the package loads that build)."""
+    before = os.environ.get("AR_EXTENSION")
+    os.environ["AR_EXTENSION"] = ext
+    try:
+        return fn(*args)
+    finally:
+        if before is None:
+            del os.environ["AR_EXTENSION"]
+        else:
+            os.environ["AR_EXTENSION"] = before
+
+
+def cold(db, name):
+    """The statement once, first thing in this (fresh) process."""
+    if name == "plot_rounds.py":
+        t = time.perf_counter()
+        run_plot(db)
+        return time.perf_counter() - t
+    fn = dict(work())[name]
+    con = open_db(db)
+    t = time.perf_counter()
+    fn(con)
+    return time.perf_counter() - t
+
+
+def runs(fn, con):
+    """Whether fn(con) runs at all (the old build against today's SQL)."""
+    import sqlite3
+
+    try:
+        fn(con)
+        return True
+    except sqlite3.Error:
+        return False
+
+
+def measure(db, folder, old, reps=3):
+    """Per statement: best of `reps` of ours (and of the old build), in turns
+    with reading its BLOBs once, its peak temporary disk space; and the floor
+    of reading every record BLOB once."""
+    from test_scale_safe import Sampler
+    from turns import in_turns
+
+    con = open_db(db)
+    con_old = open_db(db, old) if old else None
+    every = in_turns([lambda: timed(con, U) + timed(con, G)], reps)[0]
+    sampler = Sampler(folder)
+    rows = []
+    for name, fn in work() + [("plot_rounds.py", None)]:
+        if fn is None:
+            fns = [lambda: run_plot(db)]
+            if old:  # plot_rounds connects through the package, which takes AR_EXTENSION
+                fns.append(lambda: with_extension(old, run_plot, db))
+        else:
+            fns = [lambda fn=fn: fn(con)]
+            if old and runs(fn, con_old):  # the old build may lack what the statement uses now
+                fns.append(lambda fn=fn: fn(con_old))
+        with sampler:
+            fns[0]()
+        peak = sampler.peak
+        times = in_turns(fns + [lambda name=name: sum(timed(con, b) for b in BASE[name])], reps, warm=False)
+        rows.append((name, times[0], times[1] if len(fns) > 1 else None, times[-1], peak))
+    con.close()
+    if con_old:
+        con_old.close()
     # one record-sized result written into fresh memory, less reading it
+    con = open_db(db)
     one = "SELECT rec FROM global_models WHERE run = 1 AND round = 1"
     read = min(timed(con, "SELECT ar_len(rec) FROM (%s)" % one) for _ in range(3))
     copy = min(timed(con, "SELECT length(ar_delete(rec, 'no such key')) FROM (%s)" % one) for _ in range(3))
     con.close()
-    return rows, copy - read, read
+    return rows, every, copy - read, read
+
+
+def verdict(ratio, target):
+    return "" if target is None else ("meets" if ratio <= target else "MISSES")
 
 
 def main(argv=None):
@@ -247,20 +328,64 @@ def main(argv=None):
     ap.add_argument("--db", help="keep the database here (default: a temporary folder)")
     ap.add_argument("--clients", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--old", help="another build of the extension to time side by side (its path, as .load takes it)")
     ap.add_argument("--child", nargs=3, metavar=("DB", "TMPDIR", "RECORD"), help=argparse.SUPPRESS)
+    ap.add_argument("--cold", nargs=2, metavar=("DB", "NAME"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.cold:
+        print(json.dumps(cold(*args.cold)))
+        return 0
     if args.child:
         db, folder, record = args.child
-        rows, write, read = measure(db, folder, int(record))
+        rows, every, write, read = measure(db, folder, args.old)
         record = int(record)
+        colds = {}
+        for name, *_ in rows:  # each in a fresh process of its own
+            out = subprocess.check_output([sys.executable, os.path.abspath(__file__), "--cold", db, name])
+            colds[name] = json.loads(out.decode().strip().splitlines()[-1])
         print(
-            "%-34s %8s %8s %6s %8s %8s %6s %11s"
-            % ("statement", "wall s", "read s", "ratio", "cpu s", "read cpu", "ratio", "temp bytes")
+            "reading every record BLOB of the run once (ar_len over client_updates and global_models): %.3f s" % every
         )
-        for name, t, base, cpu, base_cpu, peak in rows:
+        head = "%-46s %8s %8s %8s %7s %7s %8s %11s" % (
+            "statement (best of 3; cold: a fresh process)",
+            "ours s",
+            "cold s",
+            "read s",
+            "x read",
+            "x all",
+            "old s" if args.old else "",
+            "temp bytes",
+        )
+        print(head)
+        for name, t, t_old, base, peak in rows:
+            r_base, r_all = t / base, t / every
+            tb, ta = TARGETS.get(name, (3, 6))
+            marks = " ".join(
+                m
+                for m in (
+                    "x read %s" % verdict(r_base, tb) if tb else "",
+                    "x all %s" % verdict(r_all, ta) if ta else "",
+                )
+                if m
+            )
             print(
-                "%-34s %8.3f %8.3f %6.2f %8.3f %8.3f %6.2f %11d"
-                % (name, t, base, t / base, cpu, base_cpu, cpu / base_cpu if base_cpu else float("nan"), peak)
+                "%-46s %8.3f %8.3f %8.3f %7.2f %7.2f %8s %11d  %s"
+                % (
+                    name,
+                    t,
+                    colds[name],
+                    base,
+                    r_base,
+                    r_all,
+                    "%.3f" % t_old if t_old else ("n/a" if args.old else ""),
+                    peak,
+                    marks,
+                )
+            )
+        if args.old:
+            print(
+                "old s: the old build running today's SQL; n/a where it cannot (a column or function it lacks): "
+                "the old tree's own views_at_scale.py times its own SQL"
             )
         print(
             "one record (%.1f MB): reading it %.3f s; writing a record-sized result into fresh memory %.3f s more"
@@ -287,7 +412,8 @@ def main(argv=None):
         os.mkdir(folder)
         # SQLite reads SQLITE_TMPDIR once, when it starts: a child process
         env = dict(os.environ, SQLITE_TMPDIR=folder)
-        rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--child", db, folder, str(record)], env=env)
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", db, folder, str(record)]
+        rc = subprocess.call(cmd + (["--old", args.old] if args.old else []), env=env)
         print("load average after: %s" % (os.getloadavg(),))
         return rc
 

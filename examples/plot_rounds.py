@@ -9,15 +9,20 @@ of the whole-model update norm. Trained parameters only: PyTorch buffers
 (BatchNorm's running statistics and counters, is_buffer in the view) are
 left out unless --buffers is given. Writes a PNG.
 
-The queries read each client update once, in the tables' own order (one
-ar_compare pass per update), and the means are taken here in Python: no
-GROUP BY or ORDER BY makes SQLite sort rows carrying the models, so a run of
-large models (a resnet18 record is 45 MB) needs no temporary disk space.
+One query reads each client update once, in the tables' own order (one
+ar_compare pass per update against the model it started from), and the
+means are taken here in Python: no GROUP BY or ORDER BY makes SQLite sort
+rows carrying the models, so a run of large models (a resnet18 record is
+45 MB) needs no temporary disk space. The whole-model norm of an update is
+the root of the sum of its layers' squared norms, buffers included, as
+client_update_stats' update_norm is: taken from the same rows rather than
+from a second pass over every update.
 
     /usr/bin/python3 examples/plot_rounds.py --db runs.db --out rounds.png [--run 1] [--buffers]
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -30,10 +35,8 @@ except ImportError:  # not installed: the package's source in this checkout, wit
 SQL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql")
 
 # Per client update and layer: its update norm, rows in index order (no sort).
-LAYER_NORMS = "SELECT key, round, update_norm, is_buffer FROM layer_update_norms WHERE run = ?"
-# Per client update: its whole-model update norm.
-WHOLE_NORMS = "SELECT round, update_norm FROM client_update_stats WHERE run = ?"
-QUERIES = (LAYER_NORMS, WHOLE_NORMS)
+LAYER_NORMS = "SELECT key, round, client, update_norm, is_buffer FROM layer_update_norms WHERE run = ?"
+QUERIES = (LAYER_NORMS,)
 
 
 def install_views(con):
@@ -75,11 +78,9 @@ def main(argv=None):
         return 1
     name = con.execute("SELECT name FROM runs WHERE run = ?", (run,)).fetchone()[0]
 
-    per_key = means(
-        ((key, rnd), norm)
-        for key, rnd, norm, is_buffer in con.execute(LAYER_NORMS, (run,))
-        if args.buffers or not is_buffer
-    )
+    rows = con.execute(LAYER_NORMS, (run,)).fetchall()
+    per_key = means(((key, rnd), norm) for key, rnd, _, norm, is_buffer in rows if args.buffers or not is_buffer)
+    squares = {}  # (round, client): the update's squared norm, every layer
     layers = {}
     for (key, rnd), norm in per_key.items():
         layers.setdefault(key, ([], []))
@@ -88,7 +89,10 @@ def main(argv=None):
     for rounds, norms in layers.values():  # rows come round by round; sort each line anyway
         order = sorted(range(len(rounds)), key=rounds.__getitem__)
         rounds[:], norms[:] = [rounds[i] for i in order], [norms[i] for i in order]
-    whole = sorted(means(con.execute(WHOLE_NORMS, (run,))).items())
+    for _, rnd, client, norm, _ in rows:
+        if norm is not None:
+            squares[(rnd, client)] = squares.get((rnd, client), 0.0) + norm * norm
+    whole = sorted(means((rnd, math.sqrt(sq)) for (rnd, _), sq in squares.items()).items())
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     for key, (rounds, norms) in layers.items():

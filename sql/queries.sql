@@ -88,19 +88,19 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- when they settle it with a factor 2 to spare: a largest difference of at
 -- most atol / 2 is close, one above twice atol + rtol * (the L2 norm of
 -- round_a's array, which bounds every element) is not. Only in between, or
--- with NaN or Inf, does npy_allclose compare the two arrays, which SQLite
--- hands it as whole copies of both records (a subquery's value is copied
--- for each use; so is a table's BLOB column, read again for each key).
+-- with NaN or Inf, does npy_allclose compare the two arrays, reading both
+-- records again for that key. The two rows are joined, not fetched by
+-- scalar subqueries: SQLite hands a table's column to ar_compare as it
+-- read it, where it would copy a subquery's value once more.
 SELECT c.key, round(c.norm_diff, 6) AS l2_of_difference,
        round(c.max_abs_diff, 6) AS max_abs_change,
        coalesce(CASE WHEN c.nonfinite_a + c.nonfinite_b > 0 OR c.max_abs_diff IS NULL THEN NULL
                      WHEN c.max_abs_diff <= 0.5e-8 THEN 1
                      WHEN c.max_abs_diff > 2 * (1e-8 + 1e-5 * c.norm_b) THEN 0 END,
-                npy_allclose(ar_get((SELECT rec FROM global_models WHERE run = :run AND round = :round_b), c.key),
-                             ar_get((SELECT rec FROM global_models WHERE run = :run AND round = :round_a), c.key))) AS allclose
-FROM ar_compare((SELECT rec FROM global_models WHERE run = :run AND round = :round_b),
-                (SELECT rec FROM global_models WHERE run = :run AND round = :round_a)) AS c
+                npy_allclose(ar_get(b.rec, c.key), ar_get(a.rec, c.key))) AS allclose
+FROM global_models AS b, global_models AS a, ar_compare(b.rec, a.rec) AS c
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL AND coalesce(:round_a, json_extract('{}', 'parameter :round_a is not set')) IS NOT NULL AND coalesce(:round_b, json_extract('{}', 'parameter :round_b is not set')) IS NOT NULL
+  AND b.run = :run AND b.round = :round_b AND a.run = :run AND a.round = :round_a
   AND c.position IS NOT NULL AND c.b_position IS NOT NULL
 ORDER BY c.norm_diff DESC;
 
@@ -139,6 +139,14 @@ WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NUL
 -- round, the two new states (RecordDicts) and how far apart the two global
 -- models are (L2 norm of their difference). No row once the run has no
 -- updates for :round. Only two states are held at a time, in the caller.
+-- SQLite copies a value each time a subquery's column is used (a state is
+-- up to a few hundred MB), so each is used as few times as it can be: the
+-- FedAvg once per strategy, each new state once as a column and once for
+-- the distance, and whether there is a row at all is asked of the tables'
+-- keys (EXISTS), not of the states. With a LIMIT on s and on the outer
+-- query SQLite runs s as a co-routine (each state computed once); with only
+-- the inner one it would substitute s's expressions for s.a and s.b, and
+-- step each strategy twice, once for the column and once for the distance.
 SELECT :round AS round, s.a AS state_a, s.b AS state_b,
        round((SELECT sqrt(sum(c.norm_diff * c.norm_diff))
               FROM ar_compare(rd_array_record(s.a, 'arrays'), rd_array_record(s.b, 'arrays')) AS c), 6) AS distance
@@ -156,6 +164,7 @@ FROM (SELECT CASE WHEN :round = 0 THEN rd('arrays', 'array', m.rec)
         AND coalesce(:options_b, json_extract('{}', 'parameter :options_b is not set')) IS NOT NULL
         AND coalesce(:state_a, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_a is not set')) IS NOT NULL
         AND coalesce(:state_b, CASE WHEN :round = 0 THEN 0 END, json_extract('{}', 'parameter :state_b is not set')) IS NOT NULL
-        AND coalesce(m.rec, m.agg) IS NOT NULL
-      LIMIT 1) AS s -- LIMIT and the WHERE below: SQLite runs s as a co-routine, each state computed once
-WHERE s.a IS NOT NULL;
+        AND CASE WHEN :round = 0 THEN EXISTS (SELECT 1 FROM global_models WHERE run = :run AND round = 0)
+                 ELSE EXISTS (SELECT 1 FROM client_updates WHERE run = :run AND round = :round) END
+      LIMIT 1) AS s
+LIMIT 1;

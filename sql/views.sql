@@ -13,9 +13,10 @@
 --
 -- Scale-safe: models may be large (a resnet18 record is 45 MB), so no view
 -- sorts, groups or materializes rows that carry a record BLOB through a
--- temporary B-tree, and per-key numbers come from ar_compare(a, b), which
--- reads each record once per row (ar_get(rec, key) per key would make SQLite
--- read the whole BLOB again for every key). tests/python/test_scale_safe.py
+-- temporary B-tree (client_update_stats groups per-key numbers only), and
+-- per-key numbers come from ar_compare(a, b [, base]), which reads each
+-- record once per row (ar_get(rec, key) per key would make SQLite read the
+-- whole BLOB again for every key). tests/python/test_scale_safe.py
 -- checks the query plans and the temporary space of every view. Whole-model
 -- numbers are sums over ar_compare's rows; they use SQLite's sqrt()
 -- (SQLite 3.35 or newer built with its math functions, as the sqlite3 shell
@@ -51,26 +52,27 @@ GROUP BY run, round;
 -- the other way), and the cosine of the client model to the new global model.
 -- With u the client model, p the previous global model and g the new one:
 -- update_norm = |u - p|, cosine_to_global_update = cos(u - p, g - p),
--- computed as (|u - p|^2 + |g - p|^2 - |u - g|^2) / (2 |u - p| |g - p|) from
--- three ar_compare passes (no record is built), and cosine_to_global_model
--- = cos(u, g). NULL when g is not stored, or a norm is 0. Each column is
--- its own subquery: all three cost five ar_compare passes per row (SQLite
--- computes only the columns a query asks for), each reading its two
--- records; the differences are exact (in double), not rounded to float32
--- as ar_sub's would be.
+-- cosine_to_global_model = cos(u, g): sums over the keys of one
+-- ar_compare(u, g, p) per client update (its rows against the base p: a
+-- single pass over the three records, each read once), the differences
+-- exact in double, not rounded to float32 as ar_sub's would be. NULL when g
+-- is not stored (u is then compared with the empty record x''), or a norm
+-- is 0. The GROUP BY groups those per-key rows, numbers only: num_examples
+-- is read after grouping, by a subquery on the group's (run, round,
+-- client), so no grouped row carries the update's RecordDict.
 CREATE VIEW IF NOT EXISTS client_update_stats AS
-SELECT u.run, u.round, u.client, u.num_examples,
-       (SELECT sqrt(sum(c.norm_diff * c.norm_diff)) FROM ar_compare(u.rec, prev.rec) AS c) AS update_norm,
-       (SELECT (sum(s.up) + sum(s.gp) - sum(s.ug)) / (2 * sqrt(sum(s.up)) * sqrt(sum(s.gp)))
-        FROM (SELECT c.norm_diff * c.norm_diff AS up, 0 AS gp, 0 AS ug FROM ar_compare(u.rec, prev.rec) AS c
-              UNION ALL SELECT 0, c.norm_diff * c.norm_diff, 0 FROM ar_compare(g.rec, prev.rec) AS c
-              UNION ALL SELECT 0, 0, c.norm_diff * c.norm_diff FROM ar_compare(u.rec, g.rec) AS c) AS s
-       ) AS cosine_to_global_update,
-       (SELECT sum(c.dot) / (sqrt(sum(c.norm_a * c.norm_a)) * sqrt(sum(c.norm_b * c.norm_b)))
-        FROM ar_compare(u.rec, g.rec) AS c) AS cosine_to_global_model
+SELECT u.run, u.round, u.client,
+       (SELECT v.num_examples FROM client_updates AS v WHERE v.run = u.run AND v.round = u.round AND v.client = u.client)
+         AS num_examples,
+       sqrt(sum(c.norm_a_base * c.norm_a_base)) AS update_norm,
+       sum(c.dot_base) / (sqrt(sum(c.norm_a_base * c.norm_a_base)) * sqrt(sum(c.norm_b_base * c.norm_b_base)))
+         AS cosine_to_global_update,
+       sum(c.dot) / (sqrt(sum(c.norm_a * c.norm_a)) * sqrt(sum(c.norm_b * c.norm_b))) AS cosine_to_global_model
 FROM client_updates AS u
 JOIN global_models AS prev ON prev.run = u.run AND prev.round = u.round - 1
-LEFT JOIN global_models AS g ON g.run = u.run AND g.round = u.round;
+LEFT JOIN global_models AS g ON g.run = u.run AND g.round = u.round,
+     ar_compare(u.rec, coalesce(g.rec, x''), prev.rec) AS c
+GROUP BY u.run, u.round, u.client;
 
 -- The same per layer: which layers each client moved, and how far
 -- (update_norm = |u - p| of that key), one ar_compare pass per client
@@ -86,8 +88,13 @@ JOIN global_models AS prev ON prev.run = u.run AND prev.round = u.round - 1,
      ar_compare(u.rec, prev.rec) AS c
 WHERE c.position IS NOT NULL;
 
--- Size of the global model per round.
+-- Size of the global model per round: arrays, parameters (ar_numel),
+-- bytes, and Flower's count_bytes (ar_count_bytes: stored data plus key
+-- lengths), from one array_record pass per model (each function of the
+-- record on its own would make SQLite read the BLOB again for each); the
+-- GROUP BY follows the primary key.
 CREATE VIEW IF NOT EXISTS model_sizes AS
-SELECT run, round, ar_len(rec) AS arrays, ar_numel(rec) AS parameters,
-       length(rec) AS bytes, ar_count_bytes(rec) AS count_bytes
-FROM global_models;
+SELECT g.run, g.round, count(a.key) AS arrays, coalesce(sum(a.numel), 0) AS parameters,
+       max(length(g.rec)) AS bytes, coalesce(sum(a.nbytes + length(a.key)), 0) AS count_bytes
+FROM global_models AS g LEFT JOIN array_record(g.rec) AS a
+GROUP BY g.run, g.round;

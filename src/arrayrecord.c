@@ -57,10 +57,12 @@ static const sql_function core_functions[] = {
 
 static int core_register(sqlite3 *db, char **pzErrMsg) { return SQL_REGISTER_TABLE(db, core_functions, pzErrMsg); }
 
-/* Every registrar, in registration order. sql_pack_register comes last:
-** its functions own per-connection state with a destructor, which must not
-** outlive a failed load (SQLite unloads the library then), and it removes
-** them itself when it fails; a registrar after it could fail too late. */
+/* Every registrar, in registration order. The last two own per-connection
+** state with a destructor (ar_pool's counts the connection for the pool of
+** freed blocks, ar_unpack's holds its cache), which must not outlive a
+** failed load: SQLite unloads the library then. sql_pack_register removes
+** its own functions when it fails, and the loop below removes ar_pool's
+** (their destructors run while the library is still there). */
 static int (*const registrars[])(sqlite3 *, char **) = {
     core_register,          sql_npy_register,           sql_record_register,
     sql_build_register,     vtab_array_record_register, vtab_npy_each_register,
@@ -70,7 +72,7 @@ static int (*const registrars[])(sqlite3 *, char **) = {
     sql_robust_register,    sql_recorddict_register,    vtab_record_dict_register,
     sql_message_register,   sql_strategy_register,      vtab_ar_compare_register,
     sql_inspect_register,   vtab_ar_inspect_register,   vtab_ar_rolling_register,
-    sql_pack_register,
+    sql_pool_register,      sql_pack_register,
 };
 
 /* SQLITE_EXTENSION_INIT2 is a plain store to the library's global
@@ -111,6 +113,9 @@ int sqlite3_arrayrecord_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_rou
     return SQLITE_ERROR;
   }
   for (i = 0; i < sizeof(registrars) / sizeof(registrars[0]); i++)
-    if ((rc = registrars[i](db, pzErrMsg)) != SQLITE_OK) return rc;
+    if ((rc = registrars[i](db, pzErrMsg)) != SQLITE_OK) {
+      if (registrars[i] == sql_pack_register) sql_pool_unregister(db);
+      return rc;
+    }
   return SQLITE_OK;
 }

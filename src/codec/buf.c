@@ -76,6 +76,10 @@ int buf_reserve(buf_t *b, uint64_t extra) {
   if (cap > b->limit) cap = b->limit;
   p = b->result ? result_block(b, cap) : codec_realloc(b->p, cap);
   if (!p) return b->rc = CODEC_NOMEM;
+  if (!b->result) { /* a block from the pool may be larger: use all of it */
+    uint64_t real = codec_msize(p);
+    if (real > cap) cap = real < b->limit ? real : b->limit;
+  }
   b->p = p;
   b->cap = cap;
   return CODEC_OK;

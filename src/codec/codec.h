@@ -81,6 +81,8 @@ typedef struct codec_span {
 void *codec_malloc(uint64_t n);
 void *codec_realloc(void *p, uint64_t n);
 void codec_free(void *p);
+/* The usable size of a block (at least what was asked for; 0 for NULL). */
+uint64_t codec_msize(const void *p);
 
 /* Overflow-checked arithmetic on sizes: return 0 and store the result, or
 ** return 1 when it does not fit in uint64_t. */

@@ -770,7 +770,159 @@ int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, 
   return CODEC_OK;
 }
 
-void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, unsigned char *scratch) {
+/* am_compare of two float32 (or two float64) arrays (and base) read in
+** place: every block's numbers from one fused pass (kn_compare_block), the
+** blocks shared among the pool's threads, then added in block order as the
+** one-thread loop below adds them (the cascade of block sums), so the bits
+** are its. */
+typedef struct cmp_job {
+  const unsigned char *pa, *pb, *pc; /* pc: the base, or NULL */
+  size_t size;
+  kn_cmp_block *blocks;
+} cmp_job;
+
+static void cmp_block(const cmp_job *j, uint64_t pos, size_t m, kn_cmp_block *out) {
+  size_t at = (size_t)pos * j->size;
+  kn_compare_block(j->size == 8, j->pa + at, j->pb + at, j->pc ? j->pc + at : NULL, m, out);
+}
+
+static void cmp_range(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  const cmp_job *j = ctx;
+  uint64_t pos;
+  size_t m;
+  (void)scratch;
+  for (pos = begin; pos < end; pos += m) {
+    m = block_len(end, pos);
+    cmp_block(j, pos, m, &j->blocks[pos / KN_BLOCK]);
+  }
+}
+
+/* Blocks in order into the running sums (8: the base's last) and counts. */
+static void cmp_add(const kn_cmp_block *k, kn_cascade *sums, am_compare_result *r) {
+  kn_cascade_add(&sums[0], k->sa);
+  kn_cascade_add(&sums[1], k->sb);
+  kn_cascade_add(&sums[2], k->dot);
+  kn_cascade_add(&sums[3], k->sd);
+  kn_cascade_add(&sums[4], k->sdiff);
+  kn_cascade_add(&sums[5], k->sd_a);
+  kn_cascade_add(&sums[6], k->sd_b);
+  kn_cascade_add(&sums[7], k->dot_base);
+  r->maxabs_diff = k->maxabs > r->maxabs_diff ? k->maxabs : r->maxabs_diff;
+  r->maxabs_nan |= k->nan;
+  r->changed += k->changed;
+  r->nonfinite_a += k->nf_a;
+  r->nonfinite_b += k->nf_b;
+}
+
+static void cmp_sums(const kn_cascade *sums, int base, am_compare_result *r) {
+  r->sumsq_a = kn_cascade_sum(&sums[0]);
+  r->sumsq_b = kn_cascade_sum(&sums[1]);
+  r->dot = kn_cascade_sum(&sums[2]);
+  r->sumsq_diff = kn_cascade_sum(&sums[3]);
+  r->sum_diff = kn_cascade_sum(&sums[4]);
+  if (base) {
+    r->sumsq_a_base = kn_cascade_sum(&sums[5]);
+    r->sumsq_b_base = kn_cascade_sum(&sums[6]);
+    r->dot_base = kn_cascade_sum(&sums[7]);
+  }
+}
+
+/* The fused path: returns 0 when it does not apply (other dtypes, a walk
+** that is not in place). */
+static int compare_fused(const npy_array *a, const npy_array *b, const npy_array *base, int fortran,
+                         am_compare_result *r) {
+  dt_type t = a->dtype.type;
+  am_iter ia, ib, ic;
+  kn_cascade sums[8];
+  cmp_job j;
+  uint64_t pos, nblocks;
+  size_t m, k;
+  if ((t != DT_FLOAT32 && t != DT_FLOAT64) || b->dtype.type != t || (base && base->dtype.type != t)) return 0;
+  am_iter_init(&ia, a, fortran, 1);
+  am_iter_init(&ib, b, fortran, 1);
+  if (!am_iter_in_place(&ia) || !am_iter_in_place(&ib)) return 0;
+  if (base) {
+    am_iter_init(&ic, base, fortran, 1);
+    if (!am_iter_in_place(&ic)) return 0;
+  }
+  for (k = 0; k < 8; k++) kn_cascade_init(&sums[k]);
+  j.pa = a->data;
+  j.pb = b->data;
+  j.pc = base ? base->data : NULL;
+  j.size = dt_size(t);
+  nblocks = (a->numel + KN_BLOCK - 1) / KN_BLOCK;
+  j.blocks = a->numel >= 2 * (uint64_t)KN_BLOCK && pool_threads() > 1 && a->numel >= pool_min_elements()
+                 ? codec_malloc(nblocks * sizeof(kn_cmp_block))
+                 : NULL;
+  if (j.blocks) {
+    pool_run(a->numel, KN_BLOCK, cmp_range, &j, NULL);
+    for (pos = 0; pos < nblocks; pos++) cmp_add(&j.blocks[pos], sums, r);
+    codec_free(j.blocks);
+  } else { /* one thread (or no memory for the block list): block after block */
+    for (pos = 0; pos < a->numel; pos += m) {
+      kn_cmp_block blk;
+      m = block_len(a->numel, pos);
+      cmp_block(&j, pos, m, &blk);
+      cmp_add(&blk, sums, r);
+    }
+  }
+  cmp_sums(sums, base != NULL, r);
+  return 1;
+}
+
+/* The base's sums when the fused path does not apply: a pass of their own,
+** in the same order (a's memory order, blocks cascaded), as doubles or
+** (re, im) pairs when any of the three is complex (no dot_base then). */
+static void compare_base(const npy_array *a, const npy_array *b, const npy_array *base, int fortran,
+                         am_compare_result *r, unsigned char *scratch) {
+  int cplx = dt_kind(a->dtype.type) == DT_KIND_COMPLEX || dt_kind(b->dtype.type) == DT_KIND_COMPLEX ||
+             dt_kind(base->dtype.type) == DT_KIND_COMPLEX;
+  kn_cascade sab, sbb, dab;
+  am_iter ia, ib, ic;
+  uint64_t pos;
+  size_t m;
+  kn_cascade_init(&sab);
+  kn_cascade_init(&sbb);
+  kn_cascade_init(&dab);
+  am_iter_init(&ia, a, fortran, 1);
+  am_iter_init(&ib, b, fortran, 1);
+  am_iter_init(&ic, base, fortran, 1);
+  for (pos = 0; pos < a->numel; pos += m) {
+    /* slots: 0 the a and then the b elements, 1 the base's, 2 a or b
+    ** converted, 3 the base converted, 4 a - base, 5 b - base */
+    const void *xa, *xb, *xc;
+    double *e = (double *)(void *)SCRATCH(scratch, 4), *f = (double *)(void *)SCRATCH(scratch, 5);
+    const unsigned char *pc;
+    m = block_len(a->numel, pos);
+    pc = am_iter_next(&ic, m, SCRATCH(scratch, 1));
+    if (cplx) {
+      double *z = (double *)(void *)SCRATCH(scratch, 2), *zc = (double *)(void *)SCRATCH(scratch, 3);
+      kn_to_c128(base->dtype.type, pc, zc, m);
+      kn_to_c128(a->dtype.type, am_iter_next(&ia, m, SCRATCH(scratch, 0)), z, m);
+      kn_binary_c128(KN_SUB, z, zc, e, m);
+      kn_to_c128(b->dtype.type, am_iter_next(&ib, m, SCRATCH(scratch, 0)), z, m);
+      kn_binary_c128(KN_SUB, z, zc, f, m);
+      kn_cascade_add(&sab, kn_sum_sq_c(e, m));
+      kn_cascade_add(&sbb, kn_sum_sq_c(f, m));
+      continue;
+    }
+    xc = as_f64(base->dtype.type, pc, m, SCRATCH(scratch, 3));
+    xa = as_f64(a->dtype.type, am_iter_next(&ia, m, SCRATCH(scratch, 0)), m, SCRATCH(scratch, 2));
+    kn_binary_f64(KN_SUB, xa, xc, e, m);
+    xb = as_f64(b->dtype.type, am_iter_next(&ib, m, SCRATCH(scratch, 0)), m, SCRATCH(scratch, 2));
+    kn_binary_f64(KN_SUB, xb, xc, f, m);
+    kn_cascade_add(&sab, kn_sum_sq(e, m));
+    kn_cascade_add(&sbb, kn_sum_sq(f, m));
+    kn_cascade_add(&dab, kn_sum_prod(e, f, m));
+  }
+  r->sumsq_a_base = kn_cascade_sum(&sab);
+  r->sumsq_b_base = kn_cascade_sum(&sbb);
+  r->dot_base = kn_cascade_sum(&dab);
+  r->base_complex = cplx;
+}
+
+void am_compare(const npy_array *a, const npy_array *b, const npy_array *base, am_compare_result *r,
+                unsigned char *scratch) {
   int cplx = dt_kind(a->dtype.type) == DT_KIND_COMPLEX || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
   int fin_a = dt_kind(a->dtype.type) == DT_KIND_FLOAT || dt_kind(a->dtype.type) == DT_KIND_COMPLEX;
   int fin_b = dt_kind(b->dtype.type) == DT_KIND_FLOAT || dt_kind(b->dtype.type) == DT_KIND_COMPLEX;
@@ -782,6 +934,8 @@ void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, un
   size_t m;
   memset(r, 0, sizeof(*r));
   r->is_complex = cplx;
+  if (compare_fused(a, b, base, fortran, r)) return;
+  if (base) compare_base(a, b, base, fortran, r, scratch);
   kn_cascade_init(&sa);
   kn_cascade_init(&sb);
   kn_cascade_init(&dot);

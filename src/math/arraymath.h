@@ -152,7 +152,7 @@ typedef struct am_dot_result {
 ** aa and bb only when `norms`. */
 int am_dot(const npy_array *a, const npy_array *b, int norms, am_dot_result *r, unsigned char *scratch, codec_err *err);
 
-/* What am_compare finds in one pass over two arrays. */
+/* What am_compare finds in one pass over two arrays (and a base). */
 typedef struct am_compare_result {
   int is_complex;              /* either array is: dot, sum_diff unset */
   double sumsq_a, sumsq_b;     /* sum |a|^2, sum |b|^2 */
@@ -162,14 +162,21 @@ typedef struct am_compare_result {
   int maxabs_nan;              /* a difference was NaN: NumPy's max is NaN */
   uint64_t changed;            /* elements with a != b */
   uint64_t nonfinite_a, nonfinite_b;
+  /* with a base c: sum |a-c|^2, sum |b-c|^2, sum (a-c)*(b-c) (dot_base
+  ** unset when base_complex: any of the three is complex) */
+  double sumsq_a_base, sumsq_b_base, dot_base;
+  int base_complex;
 } am_compare_result;
 
 /* Compare two arrays of equal shape (the caller checks; dtypes may differ)
 ** element by element, in a's memory order: every element as a double (a
 ** (re, im) pair when either is complex), differences a - b rounded to
 ** double, sums pairwise as am_reduce's, so sumsq_a is the sumsq am_reduce
-** gives for a. */
-void am_compare(const npy_array *a, const npy_array *b, am_compare_result *r, unsigned char *scratch);
+** gives for a. With base (NULL or a third array of the same shape), the
+** sums against it too, in the same pass when the three are float32 (or
+** float64) arrays read in place. */
+void am_compare(const npy_array *a, const npy_array *b, const npy_array *base, am_compare_result *r,
+                unsigned char *scratch);
 
 /* Can a and b be compared by am_allclose (equal shapes or a () scalar)? */
 int am_allclose_shapes(const npy_array *a, const npy_array *b, codec_err *err);

@@ -626,6 +626,172 @@ double kn_sum_sqdev_c(const void *z, double mean_re, double mean_im, size_t n) {
   return pw_sum_sqdev_c(&a, 0, n);
 }
 
+/* am_compare in one pass: DEF_PAIRWISE's tree with five accumulators (each
+** its own 8 lanes, in the scalar code's order) over terms from the same
+** loads, and beside them the order-free parts: the largest |a - b| (a
+** compare-and-select max: compilers keep a plain max of doubles scalar,
+** since reordering it could change which NaN comes out; NaNs never enter
+** it) and the count of a != b. The 8 lanes are NV vectors of W = 8 / NV
+** doubles (VT, with VL its mask type): two of 4 in the baseline and AVX2
+** copies, one of 8 in the AVX-512 one, lane l summing the terms l mod 8 in
+** every copy, so the bits are the same. LDV(p, i): elements i..i+W-1 as a
+** VT; LD1: element i as a double. */
+static inline void cmp_rest1(kn_cmp_block *r, double a, double b, double d) {
+  double v = fabs(d);
+  r->maxabs = v > r->maxabs ? v : r->maxabs;
+  r->changed += a != b;
+}
+/* One element's terms, added in sequence (the scalar part of a leaf). */
+static inline void cmp_term(double *r, kn_cmp_block *rest, double a, double b, int base, double c) {
+  double d = a - b;
+  r[0] += a * a, r[1] += b * b, r[2] += a * b, r[3] += d * d, r[4] += d;
+  cmp_rest1(rest, a, b, d);
+  if (base) {
+    double e = a - c, f = b - c;
+    r[5] += e * e, r[6] += f * f, r[7] += e * f;
+  }
+}
+/* 8 lanes summed in DEF_PAIRWISE's fixed tree (LANES8's). */
+static inline double cmp_lanes8(const double *l) {
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+#define CMP_SUM8(vs) (memcpy(lanes, vs, sizeof lanes), cmp_lanes8(lanes))
+/* One step of 8 elements from at: acc = t on the FIRST (a constant) step,
+** acc + t after, as DEF_PAIRWISE's lanes start from their first term. */
+#define CMP_ACC(F, acc, t) ((acc) = (F) ? (t) : (acc) + (t))
+#define CMP_STEP(VT, VL, NV, LDV, BASE, FIRST)                                               \
+  for (v = 0; v < NV; v++) {                                                                 \
+    size_t at = lo + i + (size_t)v * (8 / NV);                                               \
+    VT a = LDV(x, at), b = LDV(y, at), d = a - b, ad = (VT)((VL)d & ((VL){0} + INT64_MAX));  \
+    VL gt = ad > hi[v];                                                                      \
+    CMP_ACC(FIRST, sa[v], a *a), CMP_ACC(FIRST, sb[v], b *b), CMP_ACC(FIRST, pr[v], a *b);   \
+    CMP_ACC(FIRST, sd[v], d *d), CMP_ACC(FIRST, sm[v], d);                                   \
+    hi[v] = (VT)(((VL)ad & gt) | ((VL)hi[v] & ~gt));                                         \
+    ne[v] -= a != b;                                                                         \
+    if (BASE) {                                                                              \
+      VT c = LDV(z, at), e = a - c, f = b - c;                                               \
+      CMP_ACC(FIRST, ea[v], e *e), CMP_ACC(FIRST, fb[v], f *f), CMP_ACC(FIRST, ef[v], e *f); \
+    }                                                                                        \
+  }
+#define DEF_PAIRWISE_CMP(ATTR, NAME, VT, VL, NV, LDV, LD1, BASE)                                          \
+  ATTR static void NAME(const uchar *x, const uchar *y, const uchar *z, size_t lo, size_t n, double *out, \
+                        kn_cmp_block *rest) {                                                             \
+    double r[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                               \
+    size_t i = 0, half;                                                                                   \
+    int v, l;                                                                                             \
+    (void)z;                                                                                              \
+    if (n > 128) {                                                                                        \
+      double lo_[8], hi_[8];                                                                              \
+      half = n / 2 - n / 2 % 8;                                                                           \
+      NAME(x, y, z, lo, half, lo_, rest);                                                                 \
+      NAME(x, y, z, lo + half, n - half, hi_, rest);                                                      \
+      for (l = 0; l < (BASE ? 8 : 5); l++) out[l] = lo_[l] + hi_[l];                                      \
+      return;                                                                                             \
+    }                                                                                                     \
+    if (n >= 8) { /* 8 lanes, each summing its own terms from a first one */                              \
+      VT sa[NV], sb[NV], pr[NV], sd[NV], sm[NV], ea[NV], fb[NV], ef[NV], hi[NV];                          \
+      VL ne[NV];                                                                                          \
+      double lanes[8];                                                                                    \
+      memset(ea, 0, sizeof ea), memset(fb, 0, sizeof fb), memset(ef, 0, sizeof ef);                       \
+      memset(hi, 0, sizeof hi), memset(ne, 0, sizeof ne);                                                 \
+      CMP_STEP(VT, VL, NV, LDV, BASE, 1)                                                                  \
+      for (i = 8; i + 8 <= n; i += 8) CMP_STEP(VT, VL, NV, LDV, BASE, 0)                                  \
+      r[0] = CMP_SUM8(sa), r[1] = CMP_SUM8(sb), r[2] = CMP_SUM8(pr), r[3] = CMP_SUM8(sd);                 \
+      r[4] = CMP_SUM8(sm), r[5] = CMP_SUM8(ea), r[6] = CMP_SUM8(fb), r[7] = CMP_SUM8(ef);                 \
+      for (v = 0; v < NV; v++)                                                                            \
+        for (l = 0; l < 8 / NV; l++) {                                                                    \
+          rest->maxabs = hi[v][l] > rest->maxabs ? hi[v][l] : rest->maxabs;                               \
+          rest->changed += (uint64_t)ne[v][l];                                                            \
+        }                                                                                                 \
+    }                                                                                                     \
+    for (; i < n; i++) /* the rest (or all, below 8) in sequence */                                       \
+      cmp_term(r, rest, LD1(x, lo + i), LD1(y, lo + i), BASE, BASE ? LD1(z, lo + i) : 0);                 \
+    memcpy(out, r, sizeof(double) * (BASE ? 8 : 5));                                                      \
+  }
+
+#define LD1_F32(p, i) ((double)ld_f32(p, i))
+#define LD1_F64(p, i) ld_f64(p, i)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp_f32, kv4d, kv4l, 2, v4_f32, LD1_F32, 0)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp_f64, kv4d, kv4l, 2, v4_f64, LD1_F64, 0)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp3_f32, kv4d, kv4l, 2, v4_f32, LD1_F32, 1)
+DEF_PAIRWISE_CMP(KN_HOT, pw_cmp3_f64, kv4d, kv4l, 2, v4_f64, LD1_F64, 1)
+#if KN_CLONES
+typedef double kv8d __attribute__((vector_size(64)));
+typedef int64_t kv8l __attribute__((vector_size(64)));
+typedef double kv8du __attribute__((vector_size(64), aligned(1), may_alias));
+typedef float kv8fu __attribute__((vector_size(32), aligned(1), may_alias));
+#define v8_f64(p, i) (*(const kv8du *)(const void *)((p) + 8 * (i)))
+#define v8_f32_(p, i) (*(const kv8fu *)(const void *)((p) + 4 * (i)))
+#define v8_f32(p, i) __builtin_convertvector(v8_f32_(p, i), kv8d)
+#define KN_AVX512 __attribute__((target("avx512f")))
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp_f32_512, kv8d, kv8l, 1, v8_f32, LD1_F32, 0)
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp_f64_512, kv8d, kv8l, 1, v8_f64, LD1_F64, 0)
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp3_f32_512, kv8d, kv8l, 1, v8_f32, LD1_F32, 1)
+DEF_PAIRWISE_CMP(KN_AVX512, pw_cmp3_f64_512, kv8d, kv8l, 1, v8_f64, LD1_F64, 1)
+#endif
+
+static int isa_forced = -1;
+
+int kn_best_isa(void) {
+#if KN_CLONES
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return KN_ISA_AVX512;
+  if (__builtin_cpu_supports("avx2")) return KN_ISA_AVX2;
+#endif
+  return KN_ISA_BASE;
+}
+
+int kn_set_isa(int isa) {
+  int best = kn_best_isa();
+  isa_forced = isa < 0 || isa > best ? -1 : isa;
+  return isa_forced < 0 ? best : isa_forced;
+}
+
+int kn_isa(void) { return isa_forced >= 0 ? isa_forced : kn_best_isa(); }
+
+/* The counts the sums settle: a block whose sum of squares is finite holds
+** no NaN or infinity (squares of float32 values never overflow a double; a
+** float64 square that does is counted here like a nonfinite element's),
+** and only then are its elements looked at. */
+static uint64_t cmp_nonfinite(int f64, const uchar *x, size_t m, double sumsq) {
+  uint64_t c = 0;
+  size_t i;
+  if (isfinite(sumsq)) return 0;
+  for (i = 0; i < m; i++) c += !(fabs(f64 ? ld_f64(x, i) : (double)ld_f32(x, i)) <= DBL_MAX);
+  return c;
+}
+static int cmp_nan(int f64, const uchar *x, const uchar *y, size_t m, double sumsq_diff) {
+  size_t i;
+  if (isfinite(sumsq_diff)) return 0;
+  for (i = 0; i < m; i++) {
+    double d = f64 ? ld_f64(x, i) - ld_f64(y, i) : (double)ld_f32(x, i) - (double)ld_f32(y, i);
+    if (d != d) return 1;
+  }
+  return 0;
+}
+
+void kn_compare_block(int f64, const void *a, const void *b, const void *base, size_t m, kn_cmp_block *r) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  memset(r, 0, sizeof(*r));
+#if KN_CLONES
+  if (m && kn_isa() == KN_ISA_AVX512) {
+    if (base)
+      (f64 ? pw_cmp3_f64_512 : pw_cmp3_f32_512)(a, b, base, 0, m, s, r);
+    else
+      (f64 ? pw_cmp_f64_512 : pw_cmp_f32_512)(a, b, NULL, 0, m, s, r);
+  } else
+#endif
+      if (m && base)
+    (f64 ? pw_cmp3_f64 : pw_cmp3_f32)(a, b, base, 0, m, s, r);
+  else if (m)
+    (f64 ? pw_cmp_f64 : pw_cmp_f32)(a, b, NULL, 0, m, s, r);
+  r->sa = s[0], r->sb = s[1], r->dot = s[2], r->sd = s[3], r->sdiff = s[4];
+  r->sd_a = s[5], r->sd_b = s[6], r->dot_base = s[7];
+  r->nf_a = cmp_nonfinite(f64, a, m, r->sa);
+  r->nf_b = cmp_nonfinite(f64, b, m, r->sb);
+  r->nan = cmp_nan(f64, a, b, m, r->sd);
+}
+
 KN_HOT static void sum_int_hot(const int64_t *x, size_t n, int is_unsigned, uint64_t acc[2]) {
   uint64_t lo = acc[0], hi = acc[1];
   size_t i;
@@ -998,108 +1164,4 @@ KN_HOT static void elem_minmax_hot(dt_type t, void *acc, const void *x, size_t n
 }
 void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max) {
   elem_minmax_hot(t, acc, x, n, want_max);
-}
-
-/* --- order statistics --------------------------------------------------- */
-
-/* NaN sorts last, as in np.sort / np.partition. */
-static inline int before(double a, double b) { return a < b || (b != b && a == a); }
-
-static void insertion_sort(double *v, size_t n) {
-  size_t i, j;
-  for (i = 1; i < n; i++) {
-    double x = v[i];
-    for (j = i; j > 0 && before(x, v[j - 1]); j--) v[j] = v[j - 1];
-    v[j] = x;
-  }
-}
-
-static void sift_down(double *v, size_t root, size_t n) {
-  for (;;) {
-    size_t child = 2 * root + 1;
-    double t;
-    if (child >= n) return;
-    if (child + 1 < n && before(v[child], v[child + 1])) child++;
-    if (!before(v[root], v[child])) return;
-    t = v[root];
-    v[root] = v[child];
-    v[child] = t;
-    root = child;
-  }
-}
-
-static void heap_sort(double *v, size_t n) {
-  size_t i;
-  for (i = n / 2; i-- > 0;) sift_down(v, i, n);
-  for (i = n; i-- > 1;) {
-    double t = v[0];
-    v[0] = v[i];
-    v[i] = t;
-    sift_down(v, 0, i);
-  }
-}
-
-/* Reorder v so that v[k] is the value of rank k, smaller ranks before it and
-** larger after (introselect: quickselect with a median-of-three pivot, heap
-** sort if the partitions keep coming out lopsided). */
-static void select_rank(double *v, size_t n, size_t k) {
-  size_t lo = 0, hi = n; /* the rank-k value lies in v[lo, hi) */
-  int budget = 2 * 64;
-  while (hi - lo > 16) {
-    size_t mid = lo + (hi - lo) / 2, i, j;
-    double a = v[lo], b = v[mid], c = v[hi - 1], pivot;
-    if (--budget < 0) {
-      heap_sort(v + lo, hi - lo);
-      return;
-    }
-    /* median of three */
-    if (before(a, b))
-      pivot = before(b, c) ? b : (before(a, c) ? c : a);
-    else
-      pivot = before(a, c) ? a : (before(b, c) ? c : b);
-    i = lo;
-    j = hi - 1;
-    for (;;) {
-      double t;
-      while (before(v[i], pivot)) i++;
-      while (before(pivot, v[j])) j--;
-      if (i >= j) break;
-      t = v[i];
-      v[i] = v[j];
-      v[j] = t;
-      i++;
-      j--;
-    }
-    /* v[lo..j] <= pivot <= v[j+1..hi) */
-    if (k <= j)
-      hi = j + 1;
-    else
-      lo = j + 1;
-  }
-  insertion_sort(v + lo, hi - lo);
-}
-
-double kn_median(double *v, size_t n) {
-  size_t i, k = n / 2;
-  double hi, lo;
-  for (i = 0; i < n; i++) {
-    if (v[i] != v[i]) return v[i];
-  }
-  select_rank(v, n, k);
-  hi = v[k];
-  if (n % 2) return hi;
-  lo = v[0];
-  for (i = 1; i < k; i++) lo = v[i] > lo ? v[i] : lo;
-  return (lo + hi) / 2;
-}
-
-double kn_trimmed_mean(double *v, size_t n, size_t cut) {
-  size_t i, keep = n - 2 * cut;
-  double s = 0;
-  if (cut) {
-    select_rank(v, n, cut);                  /* ranks < cut before v[cut] */
-    select_rank(v + cut, n - cut, keep - 1); /* then the middle ranks */
-  }
-  for (i = cut; i < cut + keep; i++) s += v[i];
-  return s / (double)keep;
 }

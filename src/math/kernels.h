@@ -48,6 +48,16 @@
 #define KN_HOT
 #endif
 
+/* The SIMD path of the loops that pick one at run time (kn_compare_block,
+** robust.c's Krum tiles and Bulyan), for tests that compare them:
+** KN_ISA_BASE (portable), KN_ISA_AVX2, KN_ISA_AVX512; kn_set_isa(-1) for the
+** best this CPU has (the default). A path the CPU lacks means the best.
+** Returns the path now used. Not thread-safe: set it before the work. */
+enum { KN_ISA_BASE = 0, KN_ISA_AVX2 = 1, KN_ISA_AVX512 = 2 };
+int kn_set_isa(int isa);
+int kn_isa(void);
+int kn_best_isa(void);
+
 /* Elements handled per block: small enough that a block of any type and the
 ** scratch copies made from it stay in L1/L2. */
 #define KN_BLOCK 1024
@@ -156,6 +166,24 @@ uint64_t kn_count_ne(const void *x, const void *y, size_t n, int complex_pairs);
 ** are finite, else a == b. Returns 1 when all n are close. */
 int kn_allclose(const void *a, const void *b, size_t n, int complex_pairs, double rtol, double atol);
 
+/* What am_compare finds in one block of m elements of a and b, both float32
+** (f64 0) or both float64, native order, read once: the five sums bit for
+** bit those of kn_sum_sq(xa), kn_sum_sq(xb), kn_sum_prod(xa, xb),
+** kn_sum_sq(d) and kn_sum(d) (xa, xb the elements as doubles, d = xa - xb:
+** the same pairwise trees, each lane's terms in the same order), the
+** largest |d| (NaN ignored, nan set when one was NaN), the count of
+** a != b and of nonfinite elements of each. With base (a third array of
+** the same type, else NULL), also the pairwise sums of (xa - xc)^2,
+** (xb - xc)^2 and (xa - xc)(xb - xc), xc its elements as doubles. */
+typedef struct kn_cmp_block {
+  double sa, sb, dot, sd, sdiff;
+  double sd_a, sd_b, dot_base;
+  double maxabs;
+  int nan;
+  uint64_t changed, nf_a, nf_b;
+} kn_cmp_block;
+void kn_compare_block(int f64, const void *a, const void *b, const void *base, size_t m, kn_cmp_block *r);
+
 /* --- accumulators for the aggregates ------------------------------------ */
 
 /* acc (n doubles) = w * x (mode KN_ACC_SET), acc + w * x (KN_ACC_ADD) or
@@ -173,14 +201,5 @@ void kn_div_store(dt_type t, const double *acc, int pairs, double div, void *dst
 /* Elementwise acc = min(acc, x) or max (want_max) over n elements of type t,
 ** NaN-propagating like np.minimum/np.maximum (bool: and / or). */
 void kn_elem_minmax(dt_type t, void *acc, const void *x, size_t n, int want_max);
-
-/* --- order statistics over n doubles (v is reordered) ------------------- */
-
-/* np.median: NaN when any value is NaN; the mean of the two middle values
-** for even n. n > 0. */
-double kn_median(double *v, size_t n);
-/* Mean of the values ranked [cut, n - cut) with NaN ordered last, as
-** np.partition does (so NaNs are trimmed first from the top). n > 2 cut. */
-double kn_trimmed_mean(double *v, size_t n, size_t cut);
 
 #endif

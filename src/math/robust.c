@@ -146,24 +146,9 @@ RB_TILES_FN(__attribute__((target("avx2"))), tiles_avx2, tile_v4, 2)
 RB_TILES_FN(__attribute__((target("avx512f"))), tiles_avx512, tile_v8, 4)
 #endif
 
-static int isa_forced = -1;
+int rb_set_isa(int isa) { return kn_set_isa(isa); }
 
-static int isa_best(void) {
-#if KN_CLONES
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return RB_ISA_AVX512;
-  if (__builtin_cpu_supports("avx2")) return RB_ISA_AVX2;
-#endif
-  return RB_ISA_BASE;
-}
-
-int rb_set_isa(int isa) {
-  int best = isa_best();
-  isa_forced = isa < 0 || isa > best ? -1 : isa;
-  return isa_forced < 0 ? best : isa_forced;
-}
-
-static int isa_now(void) { return isa_forced >= 0 ? isa_forced : isa_best(); }
+static int isa_now(void) { return kn_isa(); }
 
 static int tile_side(int isa) { return isa == RB_ISA_AVX512 ? 4 : 2; }
 

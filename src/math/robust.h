@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "codec/dtype.h"
+#include "math/kernels.h"
 
 /* --- Krum ------------------------------------------------------------------ */
 
@@ -45,7 +46,7 @@ int rb_sqdist_rows(const unsigned char *const *rows, size_t n, const rb_seg *seg
 ** RB_ISA_AVX512, or -1 for the best this CPU has (the default). A path the
 ** CPU lacks means the best. Returns the path now used. Not thread-safe: set
 ** it before the work. */
-enum { RB_ISA_BASE = 0, RB_ISA_AVX2 = 1, RB_ISA_AVX512 = 2 };
+enum { RB_ISA_BASE = KN_ISA_BASE, RB_ISA_AVX2 = KN_ISA_AVX2, RB_ISA_AVX512 = KN_ISA_AVX512 };
 int rb_set_isa(int isa);
 
 /* Krum scores (Flower's select_multikrum): for each row, the sum of its

@@ -19,8 +19,10 @@
 SQLITE_EXTENSION_INIT3
 
 #include <stdint.h>
+#include <string.h>
 
 #include "codec/codec.h"
+#include "sql/alloc_pool.h"
 
 #define HUGE_HINT_MIN ((uint64_t)4 << 20)
 
@@ -46,6 +48,35 @@ static void *huge_hint(void *p, uint64_t n) {
   return p;
 }
 
-void *codec_malloc(uint64_t n) { return huge_hint(sqlite3_malloc64(n), n); }
-void *codec_realloc(void *p, uint64_t n) { return huge_hint(sqlite3_realloc64(p, n), n); }
-void codec_free(void *p) { sqlite3_free(p); }
+/* A new block from SQLite; when that fails and the pool held blocks, they
+** are freed and the allocation tried again. */
+static void *fresh(void *p, uint64_t n) {
+  void *q = p ? sqlite3_realloc64(p, n) : sqlite3_malloc64(n);
+  if (!q && n >= APOOL_MIN && apool_release()) q = p ? sqlite3_realloc64(p, n) : sqlite3_malloc64(n);
+  return huge_hint(q, n);
+}
+
+void *codec_malloc(uint64_t n) {
+  void *p = n >= APOOL_MIN ? apool_take(n) : NULL;
+  return p ? p : fresh(NULL, n);
+}
+
+void *codec_realloc(void *p, uint64_t n) {
+  uint64_t have;
+  void *q;
+  if (!p) return codec_malloc(n);
+  have = sqlite3_msize(p);
+  if (n <= have && have >= APOOL_MIN && n > 0) return p; /* a large block is kept whole: it goes back to the pool */
+  if (n > have && n >= APOOL_MIN && (q = apool_take(n)) != NULL) {
+    memcpy(q, p, (size_t)have);
+    codec_free(p);
+    return q;
+  }
+  return fresh(p, n);
+}
+
+void codec_free(void *p) {
+  if (p && !apool_keep(p, sqlite3_msize(p))) sqlite3_free(p);
+}
+
+uint64_t codec_msize(const void *p) { return p ? sqlite3_msize((void *)p) : 0; }

@@ -35,6 +35,7 @@ SQLITE_EXTENSION_INIT3
 #include "codec/array.h"
 #include "codec/keyset.h"
 #include "math/arraymath.h"
+#include "math/orderstat.h"
 
 void agg_free(agg_state *st) {
   codec_free(st->keys);
@@ -561,39 +562,28 @@ const unsigned char *agg_kept_row(const agg_state *st, uint64_t r) {
   return st->kept.p + (st->dropped + r) * st->row_bytes;
 }
 
-/* ar_median, ar_trimmed_mean: for blocks of elements, gather each element's
-** values across the kept rows and reduce them. */
+/* ar_median, ar_trimmed_mean: each key's order statistic across the kept
+** rows (math/orderstat.h: selection over tiles of elements x rows, shared
+** among the pool's threads). */
 static int finish_order_stat(agg_state *st, int op, buf_t *out) {
   uint64_t n = st->nrows, cut = op == AGG_TRIMMED ? (uint64_t)floor(st->beta * (double)n) : 0;
-  size_t block = (size_t)(32768 / n), j, m;
-  double *cols, *vals, *res_block;
-  int i;
-  if (block < 1) block = 1;
-  if (block > KN_BLOCK) block = KN_BLOCK;
-  cols = codec_malloc((n * block + n + block) * sizeof(double));
-  if (!cols) return CODEC_NOMEM;
-  vals = cols + n * block;
-  res_block = vals + n;
-  for (i = 0; i < st->nkeys; i++) {
+  const unsigned char **rows = codec_malloc(n * sizeof(*rows));
+  os_plan *plan = os_plan_new((size_t)n, op == AGG_MEDIAN ? OS_MEDIAN : OS_TRIMMED, (size_t)cut);
+  int i, rc = CODEC_OK;
+  if (!rows || !plan) rc = CODEC_NOMEM;
+  for (i = 0; i < st->nkeys && rc == CODEC_OK; i++) {
     const agg_key *k = &st->keys[i];
-    size_t size = dt_size(k->type);
-    uint64_t e, r;
+    uint64_t r;
     npy_array res;
     unsigned char *dst;
     agg_key_result(st, op, k, &res);
     if (!(dst = out_begin(st, out, k->key, &res))) break;
-    for (e = 0; e < k->numel; e += m) {
-      m = k->numel - e < block ? (size_t)(k->numel - e) : block;
-      for (r = 0; r < n; r++) kn_to_f64(k->type, agg_kept_row(st, r) + k->at + e * size, cols + r * block, m);
-      for (j = 0; j < m; j++) {
-        for (r = 0; r < n; r++) vals[r] = cols[r * block + j];
-        res_block[j] = op == AGG_MEDIAN ? kn_median(vals, (size_t)n) : kn_trimmed_mean(vals, (size_t)n, (size_t)cut);
-      }
-      kn_from_f64(k->out, res_block, dst + e * dt_size(k->out), m);
-    }
+    for (r = 0; r < n; r++) rows[r] = agg_kept_row(st, r) + k->at;
+    rc = os_run(plan, k->type, rows, k->numel, k->out, dst);
   }
-  codec_free(cols);
-  return out->rc;
+  os_plan_free(plan);
+  codec_free((void *)rows);
+  return rc != CODEC_OK ? rc : out->rc;
 }
 
 static void finish_stack(agg_state *st, buf_t *out) {

@@ -24,6 +24,9 @@ int vtab_ar_compare_register(sqlite3 *db, char **pzErrMsg);
 int vtab_ar_rolling_register(sqlite3 *db, char **pzErrMsg);
 int sql_repr_register(sqlite3 *db, char **pzErrMsg);
 int sql_threads_register(sqlite3 *db, char **pzErrMsg);
+int sql_pool_register(sqlite3 *db, char **pzErrMsg);
+/* Removes what sql_pool_register registered (a later registrar failed). */
+void sql_pool_unregister(sqlite3 *db);
 int sql_robust_register(sqlite3 *db, char **pzErrMsg);
 int sql_recorddict_register(sqlite3 *db, char **pzErrMsg);
 int vtab_record_dict_register(sqlite3 *db, char **pzErrMsg);

@@ -116,7 +116,7 @@ static void npy_raw_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (owned)
     sqlite3_result_blob64(ctx, owned, a.nbytes, codec_free);
   else
-    sqlite3_result_blob64(ctx, c, a.nbytes, SQLITE_TRANSIENT);
+    sql_result_blob_copy(ctx, c, a.nbytes);
 }
 
 static void npy_to_json_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {

@@ -101,7 +101,7 @@ static void ar_key_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         break;
       }
       if (record_item_is_numpy(it)) {
-        sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT);
+        sql_result_blob_copy(ctx, it->data.p, it->data.n);
         break;
       }
       sql_buf_init(ctx, &b);
@@ -109,7 +109,7 @@ static void ar_key_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       sql_result_buf(ctx, &b, 0);
       break;
     }
-    case KEY_DATA: sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT); break;
+    case KEY_DATA: sql_result_blob_copy(ctx, it->data.p, it->data.n); break;
     case KEY_DTYPE:
       sqlite3_result_text64(ctx, (const char *)it->dtype.p, it->dtype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
       break;

@@ -107,7 +107,7 @@ static void rd_record_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if (arg_rd(ctx, argv[0], 0, &rd, &blob) <= 0) goto done;
   if (pick_item(ctx, &rd, argc, argv, kind, &idx) <= 0 || idx < 0) goto done;
   if (kind == RECORDDICT_ARRAY) {
-    sqlite3_result_blob64(ctx, rd.items[idx].record.p, rd.items[idx].record.n, SQLITE_TRANSIENT);
+    sql_result_blob_copy(ctx, rd.items[idx].record.p, rd.items[idx].record.n);
   } else {
     valrec_t vr;
     buf_t b;
@@ -164,7 +164,7 @@ static void rd_value_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     case VALREC_STRING:
       sqlite3_result_text64(ctx, (const char *)v->v.s.p, v->v.s.n, SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
-    case VALREC_BYTES: sqlite3_result_blob64(ctx, v->v.s.p, v->v.s.n, SQLITE_TRANSIENT); break;
+    case VALREC_BYTES: sql_result_blob_copy(ctx, v->v.s.p, v->v.s.n); break;
     default: {
       buf_t b;
       sql_buf_init(ctx, &b);

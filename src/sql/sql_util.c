@@ -4,6 +4,7 @@
 ** (see sql_util.h).
 */
 #include "sql/sql_util.h"
+#include "sql/alloc_pool.h"
 SQLITE_EXTENSION_INIT3
 
 #include <stdarg.h>
@@ -115,6 +116,20 @@ uint64_t sql_limit(sqlite3_context *ctx) {
 }
 
 void sql_buf_init(sqlite3_context *ctx, buf_t *b) { buf_init_result(b, sql_limit(ctx)); }
+
+void sql_result_blob_copy(sqlite3_context *ctx, const void *p, uint64_t n) {
+  void *q;
+  if (n < APOOL_MIN || n > sql_limit(ctx)) { /* small, or too big: SQLite's copy, or its error */
+    sqlite3_result_blob64(ctx, p, n, SQLITE_TRANSIENT);
+    return;
+  }
+  if (!(q = codec_malloc(n))) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  memcpy(q, p, (size_t)n);
+  sqlite3_result_blob64(ctx, q, n, codec_free);
+}
 
 void sql_result_buf(sqlite3_context *ctx, buf_t *b, int text) {
   void (*release)(void *) = b->result ? buf_release : codec_free;

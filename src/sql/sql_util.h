@@ -88,6 +88,12 @@ uint64_t sql_limit(sqlite3_context *ctx);                                 /* SQL
 void sql_result_buf(sqlite3_context *ctx, buf_t *b, int text);
 /* A buffer whose limit is SQLITE_LIMIT_LENGTH. */
 void sql_buf_init(sqlite3_context *ctx, buf_t *b);
+/* A copy of n bytes at p as the BLOB result. SQLITE_TRANSIENT would have
+** SQLite copy them into memory of its own, fresh pages for a large BLOB;
+** a large one is copied here instead, into a block from the codec allocator
+** (and its pool of freed blocks, alloc_pool.h), and handed over with
+** codec_free as its destructor, so the block comes back. */
+void sql_result_blob_copy(sqlite3_context *ctx, const void *p, uint64_t n);
 
 /* The shape as a JSON array text result ("[2,3]"). */
 void sql_result_shape(sqlite3_context *ctx, int ndim, const int64_t *shape);

@@ -9,7 +9,9 @@
 **     b_shape TEXT, b_numel INTEGER, match TEXT, note TEXT, norm_a REAL,
 **     norm_b REAL, dot REAL, cosine REAL, norm_diff REAL, max_abs_diff REAL,
 **     mean_diff REAL, rel_change REAL, changed INTEGER, nonfinite_a INTEGER,
-**     nonfinite_b INTEGER, arg_a HIDDEN, arg_b HIDDEN);
+**     nonfinite_b INTEGER, arg_a HIDDEN, arg_b HIDDEN, arg_base HIDDEN,
+**     norm_a_base REAL HIDDEN, norm_b_base REAL HIDDEN, dot_base REAL HIDDEN,
+**     cosine_base REAL HIDDEN);
 **
 **   SELECT key, match, rel_change, cosine FROM ar_compare(:update, :global)
 **    WHERE match <> 'same' OR rel_change > 0.5;
@@ -27,6 +29,18 @@
 ** note is NULL for 'same' and a sentence for the others. A record that does
 ** not parse, or an array whose bytes are broken, is an error instead (as in
 ** ar_stats): that is a bad record, not a difference.
+**
+** ar_compare(a, b, base): a third record, the model both started from (a
+** client update and the new global model against the old one), fills four
+** more columns, hidden (SELECT * does not show them):
+**   norm_a_base REAL, norm_b_base REAL  -- |a - base|, |b - base|
+**   dot_base REAL, cosine_base REAL     -- (a - base).(b - base), its cosine
+** each NULL where base lacks the row's key, the arrays' shapes differ or one
+** is not numeric (dot_base and cosine_base also when one is complex, or
+** NULL because a side is missing); keys only base has make no row. A NULL
+** base gives NULL there and the rows of ar_compare(a, b). When a, b and base
+** are float32 (or float64) arrays of one shape, the row's numbers all come
+** from one pass over the three.
 **
 ** The numbers come from one pass over each pair (am_compare): elements as
 ** doubles, differences a - b rounded to double, sums pairwise. dot, cosine
@@ -71,14 +85,20 @@ enum {
   COL_NONFINITE_A,
   COL_NONFINITE_B,
   COL_ARG_A, /* hidden arguments */
-  COL_ARG_B
+  COL_ARG_B,
+  COL_ARG_BASE,
+  COL_NORM_A_BASE, /* hidden: against the base */
+  COL_NORM_B_BASE,
+  COL_DOT_BASE,
+  COL_COSINE_BASE
 };
 
 static const char ar_compare_schema[] =
     "CREATE TABLE x(position INTEGER, key TEXT, dtype TEXT, shape TEXT, numel INTEGER, b_position INTEGER,"
     " b_dtype TEXT, b_shape TEXT, b_numel INTEGER, match TEXT, note TEXT, norm_a REAL, norm_b REAL, dot REAL,"
     " cosine REAL, norm_diff REAL, max_abs_diff REAL, mean_diff REAL, rel_change REAL, changed INTEGER,"
-    " nonfinite_a INTEGER, nonfinite_b INTEGER, arg_a HIDDEN, arg_b HIDDEN)";
+    " nonfinite_a INTEGER, nonfinite_b INTEGER, arg_a HIDDEN, arg_b HIDDEN, arg_base HIDDEN,"
+    " norm_a_base REAL HIDDEN, norm_b_base REAL HIDDEN, dot_base REAL HIDDEN, cosine_base REAL HIDDEN)";
 
 enum { M_SAME, M_DTYPE, M_SHAPE, M_A_ONLY, M_B_ONLY, M_NOT_NUMERIC };
 static const char *const match_names[] = {"same", "dtype", "shape", "a_only", "b_only", "not_numeric"};
@@ -95,15 +115,20 @@ typedef struct side {
 
 typedef struct compare_cursor {
   sqlite3_vtab_cursor base;
-  record_t a, b;
-  codec_span arg_a, arg_b; /* the argument BLOBs, read back by the hidden columns */
-  int *map;                /* map[i]: the index in b of a's item i, or -1 */
-  int *b_only;             /* b's items that a lacks, in b's order */
+  record_t a, b, c;                  /* c: the base (c.n 0 without one) */
+  codec_span arg_a, arg_b, arg_base; /* the argument BLOBs, read back by the hidden columns */
+  int has_base;                      /* a base record was given (not NULL) */
+  keyset_t base_keys;                /* the base's keys, when it is not in a's order */
+  int *map;                          /* map[i]: the index in b of a's item i, or -1 */
+  int *b_only;                       /* b's items that a lacks, in b's order */
   int n_b_only;
   int row;
   int opened, computed; /* the row's arrays are open; its numbers are known */
-  side sa, sb;
+  side sa, sb, sc;      /* sc: the base's array of the row's key */
   int match;
+  /* the numbers against the base: usable (1), or NULL (0) */
+  int base_a, base_b, base_dot;
+  double sq_a_base, sq_b_base, dot_base;
   char note[sizeof(((codec_err *)0)->msg) + 48];
   am_compare_result cmp; /* when both sides are numeric with one shape */
   unsigned char *scratch;
@@ -112,6 +137,10 @@ typedef struct compare_cursor {
 static void compare_reset(compare_cursor *cur) {
   record_clear(&cur->a);
   record_clear(&cur->b);
+  record_clear(&cur->c);
+  keyset_free(&cur->base_keys);
+  keyset_init(&cur->base_keys);
+  cur->has_base = 0;
   codec_free(cur->map);
   codec_free(cur->b_only);
   cur->map = cur->b_only = NULL;
@@ -123,8 +152,11 @@ static int compare_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor) {
   int rc = sql_vtab_open(sizeof(compare_cursor), ppCursor);
   (void)vtab;
   if (rc == SQLITE_OK) {
-    record_init(&((compare_cursor *)*ppCursor)->a);
-    record_init(&((compare_cursor *)*ppCursor)->b);
+    compare_cursor *cur = (compare_cursor *)*ppCursor;
+    record_init(&cur->a);
+    record_init(&cur->b);
+    record_init(&cur->c);
+    keyset_init(&cur->base_keys);
   }
   return rc;
 }
@@ -137,12 +169,13 @@ static int compare_close(sqlite3_vtab_cursor *base) {
   return SQLITE_OK;
 }
 
-/* Both hidden arguments by equality (idxNum bit 0 for a, bit 1 for b). */
+/* The hidden arguments by equality (idxNum bit 0 for a, bit 1 for b, bit 2
+** for base): a and b are needed, base is optional. */
 static int compare_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info) {
-  int rc = sql_vtab_best_index_args(info, COL_ARG_A, 2);
+  int rc = sql_vtab_best_index_args(info, COL_ARG_A, 3);
   (void)vtab;
   if (rc != SQLITE_OK) return rc;
-  info->estimatedCost = info->idxNum == 3 ? 10 : 1e12;
+  info->estimatedCost = (info->idxNum & 3) == 3 ? 10 : 1e12;
   info->estimatedRows = 10;
   return SQLITE_OK;
 }
@@ -222,18 +255,27 @@ static int compare_filter(sqlite3_vtab_cursor *base, int idxNum, const char *idx
   int rc;
   (void)idxStr;
   compare_reset(cur);
-  cur->arg_a.p = cur->arg_b.p = NULL;
-  if (idxNum != 3 || argc != 2) {
+  cur->arg_a.p = cur->arg_b.p = cur->arg_base.p = NULL;
+  cur->arg_base.n = 0;
+  if ((idxNum & 3) != 3 || argc != (idxNum & 4 ? 3 : 2)) {
     codec_fail(&err, CODEC_CORRUPT, "missing argument (two record BLOBs: ar_compare(a, b))");
     return sql_vtab_error(base, "ar_compare", CODEC_CORRUPT, &err);
   }
   if ((rc = compare_arg(base, argv[0], 0, &cur->arg_a)) != SQLITE_OK) return rc;
   if ((rc = compare_arg(base, argv[1], 1, &cur->arg_b)) != SQLITE_OK) return rc;
+  if (argc == 3 && (rc = compare_arg(base, argv[2], 2, &cur->arg_base)) != SQLITE_OK) return rc;
   if (!cur->arg_a.p || !cur->arg_b.p) return SQLITE_OK; /* NULL: no rows */
   if ((rc = compare_parse(base, &cur->a, cur->arg_a, 0)) != SQLITE_OK) return rc;
   if ((rc = compare_parse(base, &cur->b, cur->arg_b, 1)) != SQLITE_OK) {
     cur->a.n = 0;
     return rc;
+  }
+  if (cur->arg_base.p) {
+    cur->has_base = 1;
+    if ((rc = compare_parse(base, &cur->c, cur->arg_base, 2)) != SQLITE_OK) {
+      cur->a.n = cur->b.n = 0;
+      return rc;
+    }
   }
   if ((rc = compare_pair(cur)) != SQLITE_OK) {
     cur->a.n = cur->b.n = cur->n_b_only = 0;
@@ -272,7 +314,28 @@ static void row_items(const compare_cursor *cur, int *ia, int *ib) {
 
 /* A column's error: "ar_compare: argument N: problem". */
 static int column_error(sqlite3_context *ctx, int rc, const codec_err *err, int argi) {
-  return sql_vtab_column_error(ctx, argi ? "ar_compare: argument 2" : "ar_compare: argument 1", rc, err);
+  static const char *const names[] = {"ar_compare: argument 1", "ar_compare: argument 2", "ar_compare: argument 3"};
+  return sql_vtab_column_error(ctx, names[argi], rc, err);
+}
+
+/* The base's item of a key: the same position in the usual case (the same
+** keys in the same order), else through a key set built on first need. -1
+** when the base lacks it (or there is no base). */
+static int base_index(compare_cursor *cur, const record_item *it, int at, int *index) {
+  int k;
+  *index = -1;
+  if (!cur->has_base) return SQLITE_OK;
+  if (at < cur->c.n && it->key.n == cur->c.items[at].key.n &&
+      memcmp(it->key.p, cur->c.items[at].key.p, (size_t)it->key.n) == 0) {
+    *index = at;
+    return SQLITE_OK;
+  }
+  if (!cur->base_keys.cap) {
+    for (k = 0; k < cur->c.n; k++)
+      if (keyset_put(&cur->base_keys, cur->c.items[k].key.p, cur->c.items[k].key.n, k)) return SQLITE_NOMEM;
+  }
+  *index = keyset_get(&cur->base_keys, it->key.p, it->key.n);
+  return SQLITE_OK;
 }
 
 /* Open one side's array: numeric, not numeric (no NumPy dtype), or an error. */
@@ -301,6 +364,14 @@ static int compare_load(compare_cursor *cur, sqlite3_context *ctx) {
   if (cur->opened) return 1;
   row_items(cur, &ia, &ib);
   if (!open_side(ctx, &cur->a, ia, &cur->sa, 0) || !open_side(ctx, &cur->b, ib, &cur->sb, 1)) return 0;
+  {
+    int ic;
+    if (base_index(cur, ia >= 0 ? &cur->a.items[ia] : &cur->b.items[ib], ia >= 0 ? ia : ib, &ic) != SQLITE_OK) {
+      sqlite3_result_error_nomem(ctx);
+      return 0;
+    }
+    if (!open_side(ctx, &cur->c, ic, &cur->sc, 2)) return 0;
+  }
   cur->note[0] = 0;
   if (ia < 0 || ib < 0) {
     const side *there = ia < 0 ? &cur->sb : &cur->sa;
@@ -328,23 +399,68 @@ static int compare_load(compare_cursor *cur, sqlite3_context *ctx) {
   return 1;
 }
 
-/* The row's numbers: one pass over the pair, or each side on its own. */
+/* Can side s be compared with the base's array (both numeric, one shape)? */
+static int with_base(const compare_cursor *cur, const side *s) {
+  return s->numeric && cur->sc.numeric && same_shape(&s->x, &cur->sc.x);
+}
+
+/* |s - base|^2 into *sq for a side the pass over the pair did not cover. */
+static int side_base(compare_cursor *cur, const side *s, double *sq) {
+  am_compare_result r;
+  if (!with_base(cur, s)) return 0;
+  am_compare(&s->x, &cur->sc.x, NULL, &r, cur->scratch);
+  *sq = r.sumsq_diff;
+  return 1;
+}
+
+/* The row's numbers: one pass over the pair (and the base, when the three
+** arrays have one shape), or each side on its own. */
 static int compare_compute(compare_cursor *cur, sqlite3_context *ctx) {
   if (!compare_load(cur, ctx)) return 0;
   if (cur->computed) return 1;
   if (!cur->scratch && !(cur->scratch = sql_math_scratch(ctx))) return 0;
+  cur->base_a = cur->base_b = cur->base_dot = 0;
   if (cur->match == M_SAME || cur->match == M_DTYPE) {
-    am_compare(&cur->sa.x, &cur->sb.x, &cur->cmp, cur->scratch);
+    int three = with_base(cur, &cur->sa); /* then the base has b's shape too */
+    am_compare(&cur->sa.x, &cur->sb.x, three ? &cur->sc.x : NULL, &cur->cmp, cur->scratch);
     cur->sa.st.sumsq = cur->cmp.sumsq_a;
     cur->sb.st.sumsq = cur->cmp.sumsq_b;
     cur->sa.st.nonfinite = cur->cmp.nonfinite_a;
     cur->sb.st.nonfinite = cur->cmp.nonfinite_b;
+    if (three) {
+      cur->base_a = cur->base_b = 1;
+      cur->base_dot = !cur->cmp.base_complex;
+      cur->sq_a_base = cur->cmp.sumsq_a_base;
+      cur->sq_b_base = cur->cmp.sumsq_b_base;
+      cur->dot_base = cur->cmp.dot_base;
+    }
   } else {
     if (cur->sa.numeric) am_reduce(&cur->sa.x, AM_SUMSQ | AM_NONFINITE, &cur->sa.st, cur->scratch);
     if (cur->sb.numeric) am_reduce(&cur->sb.x, AM_SUMSQ | AM_NONFINITE, &cur->sb.st, cur->scratch);
   }
+  if (!cur->base_a) cur->base_a = side_base(cur, &cur->sa, &cur->sq_a_base);
+  if (!cur->base_b) cur->base_b = side_base(cur, &cur->sb, &cur->sq_b_base);
   cur->computed = 1;
   return 1;
+}
+
+/* The numbers against the base (hidden columns): NULL where there are none. */
+static void result_base(compare_cursor *cur, sqlite3_context *ctx, int col) {
+  double na = sqrt(cur->sq_a_base), nb = sqrt(cur->sq_b_base);
+  switch (col) {
+    case COL_NORM_A_BASE:
+      if (cur->base_a) sqlite3_result_double(ctx, na);
+      break;
+    case COL_NORM_B_BASE:
+      if (cur->base_b) sqlite3_result_double(ctx, nb);
+      break;
+    case COL_DOT_BASE:
+      if (cur->base_dot) sqlite3_result_double(ctx, cur->dot_base);
+      break;
+    default: /* COL_COSINE_BASE */
+      if (cur->base_dot && na > 0 && nb > 0) sqlite3_result_double(ctx, cur->dot_base / (na * nb));
+      break;
+  }
 }
 
 /* dtype, shape or numel of one side: the array's when it is numeric, the
@@ -439,11 +555,18 @@ static int compare_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c
       return SQLITE_OK;
     }
     case COL_ARG_A:
-    case COL_ARG_B: {
-      const codec_span *arg = col == COL_ARG_A ? &cur->arg_a : &cur->arg_b;
-      sqlite3_result_blob64(ctx, arg->p, arg->n, SQLITE_TRANSIENT);
+    case COL_ARG_B:
+    case COL_ARG_BASE: {
+      const codec_span *arg = col == COL_ARG_A ? &cur->arg_a : col == COL_ARG_B ? &cur->arg_b : &cur->arg_base;
+      if (arg->p) sql_result_blob_copy(ctx, arg->p, arg->n);
       return SQLITE_OK;
     }
+    case COL_NORM_A_BASE:
+    case COL_NORM_B_BASE:
+    case COL_DOT_BASE:
+    case COL_COSINE_BASE:
+      if (compare_compute(cur, ctx)) result_base(cur, ctx, col);
+      return SQLITE_OK;
     default: break;
   }
   if (col < COL_NORM_A) {

@@ -521,7 +521,7 @@ static int inspect_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c
     case COL_KEY:
       if (it) sqlite3_result_text64(ctx, (const char *)it->key.p, it->key.n, SQLITE_TRANSIENT, SQLITE_UTF8);
       return SQLITE_OK;
-    case COL_ARG: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); return SQLITE_OK;
+    case COL_ARG: sql_result_blob_copy(ctx, cur->arg.p, cur->arg.n); return SQLITE_OK;
     case COL_BINS: sqlite3_result_int(ctx, cur->bins); return SQLITE_OK;
     case COL_GRID: sqlite3_result_int(ctx, cur->grid); return SQLITE_OK;
     case COL_KIND: sqlite3_result_text(ctx, sql_inspect_kind_name(cur->kind), -1, SQLITE_STATIC); return SQLITE_OK;

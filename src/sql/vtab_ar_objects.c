@@ -138,7 +138,7 @@ static int obj_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
         fo_write_content(&cur->tree, cur->row, &b);
       sql_result_buf(ctx, &b, 0);
       break;
-    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
+    default: sql_result_blob_copy(ctx, cur->arg.p, cur->arg.n); break; /* the argument */
   }
   return SQLITE_OK;
 }

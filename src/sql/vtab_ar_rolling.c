@@ -593,7 +593,12 @@ static int rolling_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int c
       /* Computed at each read: the direct path hands its BLOB to SQLite
       ** without a copy, so there is nothing kept to read twice. */
       if (!cur->computed && direct(cur, ctx)) break;
-      if (compute(cur, ctx)) sqlite3_result_value(ctx, sqlite3_column_value(cur->mean, 0));
+      if (!compute(cur, ctx)) break;
+      if (sqlite3_column_type(cur->mean, 0) == SQLITE_BLOB && sqlite3_column_bytes(cur->mean, 0) > 0)
+        /* a copy from the pool, not SQLite's fresh one */
+        sql_result_blob_copy(ctx, sqlite3_column_blob(cur->mean, 0), (uint64_t)sqlite3_column_bytes(cur->mean, 0));
+      else
+        sqlite3_result_value(ctx, sqlite3_column_value(cur->mean, 0));
       break;
     case COL_QUERY: sqlite3_result_value(ctx, cur->arg_query); break;
     default: sqlite3_result_value(ctx, cur->arg_frame); break;

@@ -145,7 +145,7 @@ static int stats_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col
     return SQLITE_OK;
   }
   if (col == COL_REC) {
-    sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); /* the argument */
+    sql_result_blob_copy(ctx, cur->arg.p, cur->arg.n); /* the argument */
     return SQLITE_OK;
   }
   if (!stats_load(cur, ctx, col >= COL_MIN)) return SQLITE_OK;

@@ -116,7 +116,7 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
       sqlite3_result_text64(ctx, (const char *)it->stype.p, it->stype.n, SQLITE_TRANSIENT, SQLITE_UTF8);
       break;
     case COL_NBYTES: sqlite3_result_int64(ctx, (sqlite3_int64)it->data.n); break;
-    case COL_DATA: sqlite3_result_blob64(ctx, it->data.p, it->data.n, SQLITE_TRANSIENT); break;
+    case COL_DATA: sql_result_blob_copy(ctx, it->data.p, it->data.n); break;
     case COL_NDIM: sqlite3_result_int(ctx, it->ndim); break;
     case COL_SHAPE: sql_result_shape(ctx, record_item_shape(it, shape), shape); break;
     case COL_NUMEL: {
@@ -126,7 +126,7 @@ static int arv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
         sqlite3_result_int64(ctx, (sqlite3_int64)numel);
       break; /* NULL when the product does not fit */
     }
-    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
+    default: sql_result_blob_copy(ctx, cur->arg.p, cur->arg.n); break; /* the argument */
   }
   return SQLITE_OK;
 }

@@ -100,7 +100,7 @@ static int each_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
       sql_result_shape(ctx, a->ndim, idx); /* same JSON form as a shape */
       break;
     }
-    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break; /* the argument */
+    default: sql_result_blob_copy(ctx, cur->arg.p, cur->arg.n); break; /* the argument */
   }
   return SQLITE_OK;
 }

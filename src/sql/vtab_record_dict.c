@@ -135,8 +135,8 @@ static int rdv_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col) 
     case COL_POSITION: sqlite3_result_int(ctx, cur->row); break;
     case COL_KIND: sqlite3_result_text(ctx, recorddict_kind_name(it->kind), -1, SQLITE_STATIC); break;
     case COL_NITEMS: result_nitems(ctx, cur, it); break;
-    case COL_RECORD: sqlite3_result_blob64(ctx, it->record.p, it->record.n, SQLITE_TRANSIENT); break;
-    default: sqlite3_result_blob64(ctx, cur->arg.p, cur->arg.n, SQLITE_TRANSIENT); break;
+    case COL_RECORD: sql_result_blob_copy(ctx, it->record.p, it->record.n); break;
+    default: sql_result_blob_copy(ctx, cur->arg.p, cur->arg.n); break;
   }
   return SQLITE_OK;
 }

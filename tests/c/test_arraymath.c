@@ -238,7 +238,7 @@ TEST(arraymath_compare_one_pass) {
   }
   CHECK(make_array(&a, dt_native(DT_FLOAT32), 2, shape, 0, x, N * sizeof(float)));
   CHECK(make_array(&b, dt_native(DT_FLOAT64), 2, shape, 0, y, N * sizeof(double)));
-  am_compare(&a.a, &b.a, &r, scratch);
+  am_compare(&a.a, &b.a, NULL, &r, scratch);
   am_reduce(&a.a, AM_SUMSQ, &sa, scratch);
   am_reduce(&b.a, AM_SUMSQ, &sb, scratch);
   CHECK(am_dot(&a.a, &b.a, 0, &d, scratch, &err) == CODEC_OK);
@@ -251,7 +251,7 @@ TEST(arraymath_compare_one_pass) {
   for (i = 0; i < (uint64_t)shape[0]; i++)
     for (k = 0; k < (uint64_t)shape[1]; k++) xf[k * (uint64_t)shape[0] + i] = x[i * (uint64_t)shape[1] + k];
   CHECK(make_array(&f, dt_native(DT_FLOAT32), 2, c_shape, 1, xf, N * sizeof(float)));
-  am_compare(&f.a, &a.a, &r, scratch);
+  am_compare(&f.a, &a.a, NULL, &r, scratch);
   CHECK(r.changed == 0 && r.sumsq_diff == 0 && r.maxabs_diff == 0 && r.sumsq_a == r.sumsq_b);
   buf_free(&a.file);
   buf_free(&b.file);

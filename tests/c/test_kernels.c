@@ -2,8 +2,8 @@
 /*
 ** test_kernels.c — the typed loops of kernels.c: conversions (every float16
 ** bit pattern), pairwise summation accuracy and order, NaN handling of min/max,
-** integer wrapping, checked float-to-int casts, the in-place result store,
-** and the order statistics against a sorted reference.
+** integer wrapping, checked float-to-int casts and the in-place result store
+** (the order statistics: test_orderstat.c).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -372,56 +372,6 @@ TEST(kernels_elementwise_minmax) {
   CHECK(ha[0] == 0x4000 && ha[1] == 0x7e00);
 }
 
-static int cmp_nan_last(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  if (a != a) return b != b ? 0 : 1;
-  if (b != b) return -1;
-  return a < b ? -1 : a > b;
-}
-
-TEST(kernels_order_statistics_match_sorting) {
-  double v[301], sorted[301];
-  size_t n, i, trial;
-  for (trial = 0; trial < 300; trial++) {
-    n = 1 + rng_next() % 300;
-    for (i = 0; i < n; i++) v[i] = (double)(rng_next() % 50) - 25; /* many ties */
-    memcpy(sorted, v, n * sizeof(double));
-    qsort(sorted, n, sizeof(double), cmp_nan_last);
-    {
-      double want = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-      CHECK(kn_median(v, n) == want);
-    }
-    {
-      size_t cut = rng_next() % ((n + 1) / 2), k;
-      double s = 0;
-      if (n - 2 * cut == 0) continue;
-      for (k = cut; k < n - cut; k++) s += sorted[k];
-      memcpy(v, sorted, n * sizeof(double));
-      for (k = n; k > 1; k--) { /* shuffle */
-        size_t j = rng_next() % k;
-        double t = v[k - 1];
-        v[k - 1] = v[j];
-        v[j] = t;
-      }
-      CHECK(fabs(kn_trimmed_mean(v, n, cut) - s / (double)(n - 2 * cut)) < 1e-12);
-    }
-  }
-}
-
-TEST(kernels_order_statistics_nan) {
-  double v[5] = {1, NAN, 3, 2, 0};
-  double w[5] = {1, NAN, 3, 2, 0};
-  CHECK(kn_median(v, 5) != kn_median(v, 5)); /* any NaN: NaN, as np.median */
-  /* NaN sorts last, so trimming one from each end drops it (np.partition) */
-  CHECK(kn_trimmed_mean(w, 5, 1) == 2);
-  {
-    double sorted_desc[40];
-    size_t i;
-    for (i = 0; i < 40; i++) sorted_desc[i] = 40.0 - (double)i; /* adversarial order */
-    CHECK(kn_median(sorted_desc, 40) == 20.5);
-  }
-}
-
 TEST(kernels_integer_sums_are_exact) {
   int64_t x[4] = {INT64_MIN, INT64_MAX, -1, 5}, y[2] = {INT64_MIN, INT64_MIN};
   uint64_t u[2] = {UINT64_MAX, 2}, acc[2] = {0, 0};
@@ -497,4 +447,41 @@ TEST(kernels_float_to_half_rounds_like_reference) {
   CHECK(half_matches(0x477f0000u, 0x47810000u, 1)); /* 65504 .. 65536 */
   CHECK(half_matches(0x7f800000u, 0x7f800400u, 1)); /* inf and NaN payloads */
   CHECK(half_matches(0xff800000u, 0xff800400u, 1));
+}
+
+/* kn_compare_block's one pass gives the bits of the separate sums and
+** counts it replaces (am_compare's block loop before it). */
+TEST(kernels_compare_block_is_the_separate_sums) {
+  static const size_t lens[] = {0, 1, 7, 8, 9, 64, 127, 128, 129, 300, 1000, 1024};
+  static float fa[1024], fb[1024];
+  static double da[1024], db[1024], d[1024];
+  size_t li, i;
+  int f64, isa;
+  for (isa = KN_ISA_BASE; isa <= KN_ISA_AVX512; isa++) /* every SIMD path this CPU has: the same bits */
+    for (f64 = 0; f64 < 2 && kn_set_isa(isa) == isa; f64++)
+      for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        size_t m = lens[li];
+        kn_cmp_block r;
+        double mx = 0;
+        uint64_t ne = 0;
+        for (i = 0; i < m; i++) {
+          fa[i] = (float)((rng_unit() - 0.5) * 100);
+          fb[i] = i % 5 ? fa[i] + (float)(rng_unit() - 0.5) : fa[i];
+          if (i == 3) fb[i] = NAN;
+          if (i == 11) fa[i] = INFINITY;
+          da[i] = f64 ? (rng_unit() - 0.5) * 1e6 : fa[i];
+          db[i] = f64 ? da[i] + rng_unit() : fb[i];
+          d[i] = da[i] - db[i];
+        }
+        kn_compare_block(f64, f64 ? (const void *)da : (const void *)fa, f64 ? (const void *)db : (const void *)fb,
+                         NULL, m, &r);
+        CHECK(same_double(r.sa, kn_sum_sq(da, m)) && same_double(r.sb, kn_sum_sq(db, m)));
+        CHECK(same_double(r.dot, kn_sum_prod(da, db, m)));
+        CHECK(same_double(r.sd, kn_sum_sq(d, m)) && same_double(r.sdiff, kn_sum(d, m)));
+        CHECK(r.nan == kn_max_abs(d, m, 0, &mx) && r.maxabs == mx);
+        for (i = 0; i < m; i++) ne += da[i] != db[i];
+        CHECK(r.changed == ne);
+        CHECK(r.nf_a == kn_count_nonfinite(da, m, 0) && r.nf_b == kn_count_nonfinite(db, m, 0));
+      }
+  kn_set_isa(-1);
 }

@@ -4,6 +4,7 @@
 ** the codecs' allocator hooks: a counting allocator that can inject failures.
 */
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec/codec.h"
 #include "unit.h"
@@ -63,12 +64,14 @@ static int should_fail(void) {
 }
 
 /* Each block carries its size in a 16-byte header (keeps alignment). */
+/* Each block starts with 16 bytes holding its size (for codec_msize). */
 void *codec_malloc(uint64_t n) {
   unsigned char *p;
   if (should_fail() || n > SIZE_MAX - 16) return NULL;
   p = malloc((size_t)n + 16);
   if (!p) return NULL;
   live_allocs++;
+  memcpy(p, &n, sizeof(n));
   return p + 16;
 }
 
@@ -77,13 +80,22 @@ void *codec_realloc(void *old, uint64_t n) {
   if (!old) return codec_malloc(n);
   if (should_fail() || n > SIZE_MAX - 16) return NULL;
   p = realloc((unsigned char *)old - 16, (size_t)n + 16);
-  return p ? p + 16 : NULL;
+  if (!p) return NULL;
+  memcpy(p, &n, sizeof(n));
+  return p + 16;
 }
 
 void codec_free(void *p) {
   if (!p) return;
   live_allocs--;
   free((unsigned char *)p - 16);
+}
+
+uint64_t codec_msize(const void *p) {
+  uint64_t n;
+  if (!p) return 0;
+  memcpy(&n, (const unsigned char *)p - 16, sizeof(n));
+  return n;
 }
 
 unsigned char *unit_read_file(const char *rel, uint64_t *len) {

@@ -179,14 +179,69 @@ def test_ar_mean_against_fedavg():
 
 def test_fedmedian_bit_identical():
     """ar_median is FedMedian bit for bit (odd counts pick a value; even
-    counts average two, where rounding (a + b) / 2 once equals NumPy's
-    float32 (a + b) then / 2), 3 to 7 clients; the metrics as FedAvg's."""
+    counts average two in the array's type, as np.median's mean does), 3 to
+    7 clients; the metrics as FedAvg's."""
     for n in (3, 4, 5, 6, 7):
         res, grid, con = _fedavg_like(lambda: fs.FedMedian(fraction_evaluate=0.0), n, rounds=1)
         ours = ours_ar(one(con, f"SELECT ar_median(rd_array_record(content)) FROM {ROUND}", 1))
         assert_identical(ours, to_numpy(res.arrays), ("FedMedian", n))
         metrics = rd_from_bytes(one(con, f"SELECT rd_mean(content) FROM {ROUND}", 1))["metrics"]
         assert dict(metrics) == dict(res.train_metrics_clientapp[1])
+
+
+def _special_layers(rng, n, dt, shape):
+    """n layers of few distinct values (ties), -0.0, +-inf and NaNs of
+    several bit patterns (both signs, payloads, a signalling one)."""
+    pool = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, 0.1], dtype=dt)
+    x = rng.choice(pool, size=(n, *shape)).astype(dt)
+    nans = {
+        F32: [0x7FC00000, 0xFFC00000, 0x7FC00001, 0x7F800001],
+        F64: [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001],
+        np.float16: [0x7E00, 0xFE00, 0x7E01, 0x7C01],
+    }[dt]
+    bits = x.view({F32: np.uint32, F64: np.uint64, np.float16: np.uint16}[dt])
+    hit = rng.random(x.shape) < rng.choice([0.0, 0.05, 0.3])
+    bits[hit] = rng.choice(nans, size=int(hit.sum())).astype(bits.dtype)
+    return list(x)
+
+
+def test_fedmedian_special_values_to_130_clients():
+    """FedMedian's arithmetic (np.median(np.stack(layers), axis=0) on the
+    layers Flower's serde decodes) bit for bit, NumPy 2's NaN included (the
+    bits of the NaN np.partition leaves last): 1 to 130 clients, float32,
+    float64 and float16 layers of ties, -0.0, +-inf and NaNs of several bit
+    patterns; and one FedMedian.start over 100 clients."""
+    rng = np.random.default_rng(130)
+    con = connect()
+    con.execute("CREATE TABLE r(id INTEGER PRIMARY KEY, rec BLOB)")
+    for n in range(1, 131):
+        spec = {"a": (F32, (7, 3)), "b": (F64, (5,)), "c": (np.float16, (4,))}
+        layers = {k: _special_layers(rng, n, dt, shape) for k, (dt, shape) in spec.items()}
+        con.execute("DELETE FROM r")
+        con.executemany(
+            "INSERT INTO r(rec) VALUES (?)", [(ar_bytes({k: layers[k][i] for k in spec}),) for i in range(n)]
+        )
+        ours = ours_ar(one(con, "SELECT ar_median(rec) FROM (SELECT rec FROM r ORDER BY id)"))
+        with np.errstate(all="ignore"):
+            flower = {k: np.asarray(np.median(np.stack(v), axis=0)) for k, v in layers.items()}
+        assert_identical(ours, flower, ("median", n))
+    res, grid, con = _fedavg_like(lambda: fs.FedMedian(fraction_evaluate=0.0), 100, rounds=1)
+    ours = ours_ar(one(con, f"SELECT ar_median(rd_array_record(content)) FROM {ROUND}", 1))
+    assert_identical(ours, to_numpy(res.arrays), ("FedMedian", 100))
+
+
+def test_fedtrimmedavg_many_clients():
+    """FedTrimmedAvg over 10 to 130 clients (one FedTrimmedAvg.start each,
+    beta 0.2 and 0.1): within 8 ulps of the layer's largest magnitude of
+    Flower's result (docs/reference.md, ar_trimmed_mean)."""
+    for n, beta in ((10, 0.2), (33, 0.1), (100, 0.2), (130, 0.2)):
+        res, grid, con = _fedavg_like(lambda b=beta: fs.FedTrimmedAvg(fraction_evaluate=0.0, beta=b), n, rounds=1)
+        ours = ours_ar(one(con, f"SELECT ar_trimmed_mean(rd_array_record(content), ?) FROM {ROUND}", beta, 1))
+        flower = to_numpy(res.arrays)
+        for k in flower:
+            scale = np.abs(flower[k]).max()
+            diff = np.abs(ours[k].astype(F64) - flower[k].astype(F64))
+            assert np.all(diff <= 8 * np.spacing(scale)), (n, beta, k, diff.max() / np.spacing(scale))
 
 
 def test_fedtrimmedavg():

@@ -211,6 +211,18 @@ static const char *fixed_queries[] = {
     "'float32'))), n)) "
     "|| hex(ar_max(ar('big', npy_add(npy(zeroblob(16384), 'int16', '[128, 64]'), npy_from_json(id || '', 'int16'))))) "
     "FROM fixed",
+    /* rows of 4 MiB: the order statistics' tiles split among the threads,
+    ** ar_compare's blocks too (against a base), and blocks of 1 MiB and more
+    ** taken from and given back to the pool of freed blocks by every thread */
+    "SELECT hex(ar_object_id(ar_median(r))) || hex(ar_object_id(ar_trimmed_mean(r, 0.25))) "
+    "FROM (SELECT ar('big', npy_add(npy(zeroblob(4194304), 'float32', '[64, 16384]'), npy_from_json((id * 7) % 5 || "
+    "'', "
+    "'float32'))) r FROM fixed)",
+    "SELECT group_concat(c.norm_diff || ' ' || c.norm_a_base || ' ' || c.dot_base, ';') "
+    "FROM (SELECT ar('big', npy_add(npy(zeroblob(4194304), 'float32', '[1048576]'), npy_from_json(id || '', "
+    "'float32'))) r "
+    "FROM fixed) f, ar_compare(f.r, ar('big', npy(zeroblob(4194304), 'float32', '[1048576]')), "
+    "ar('big', npy_add(npy(zeroblob(4194304), 'float32', '[1048576]'), npy_from_json('1', 'float32')))) c",
 };
 #define NFIXED ((int)(sizeof fixed_queries / sizeof fixed_queries[0]))
 static char *fixed_expected[NFIXED];

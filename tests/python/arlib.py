@@ -21,11 +21,11 @@ if not os.path.isabs(EXT):
     EXT = os.path.join(ROOT, EXT)
 
 
-def connect(path=":memory:"):
-    """A sqlite3 connection with the extension loaded."""
+def connect(path=":memory:", ext=None):
+    """A sqlite3 connection with the extension loaded (ext: another build's path)."""
     con = sqlite3.connect(path)
     con.enable_load_extension(True)
-    con.load_extension(EXT)
+    con.load_extension(ext or EXT)
     con.enable_load_extension(False)
     return con
 

@@ -183,3 +183,63 @@ def test_compare_a_model_update():
     assert shape_row[4:10] == (None,) * 6 and shape_row[10] is None
     assert abs(shape_row[2] - float(np.linalg.norm(f64(ud["bn1.running_mean"])))) <= 1e-12 * shape_row[2]
     assert abs(shape_row[3] - float(np.linalg.norm(f64(gd["bn1.running_mean"])))) <= 1e-12 * shape_row[3]
+
+
+def test_against_a_base():
+    """ar_compare(a, b, base): |a - base|, |b - base|, (a - base).(b - base)
+    and its cosine against NumPy in double, for every dtype family, mixed
+    dtypes, both memory orders, arrays past a block and past the threads'
+    split; NULL where the base lacks a key or has another shape; and the
+    numbers of the pair are the same bits with or without a base."""
+    con = connect()
+    base_cols = "key, norm_a_base, norm_b_base, dot_base, cosine_base"
+    with quiet():
+        for dt_a, dt_b, dt_c in [
+            ("f4", "f4", "f4"),
+            ("f8", "f8", "f8"),
+            ("f4", "f8", "f4"),
+            ("i8", "f4", "i8"),
+            ("f2", "f2", "f2"),
+            ("c8", "c8", "c8"),
+            ("u1", "?", "i2"),
+        ]:
+            for shape, order in (((3, 5), "C"), ((1500,), "C"), ((40, 77), "F"), ((300_001,), "C")):
+                a = sample(dt_a, shape, 1, order)
+                b = sample(dt_b, shape, 2, order)
+                c = sample(dt_c, shape, 3, "C")
+                ra = record_bytes([("w", a), ("only_a", sample("f4", (2,), 4)), ("other", sample("f4", (3,), 5))])
+                rb = record_bytes([("w", b), ("other", sample("f4", (3,), 6))])
+                rc = record_bytes([("w", c), ("other", sample("f4", (4,), 7))])
+                rows = {r[0]: r for r in con.execute(f"SELECT {base_cols} FROM ar_compare(?, ?, ?)", (ra, rb, rc))}
+                A, B, C = (f64(x).ravel() for x in (a, b, c))
+                cplx = any(x.dtype.kind == "c" for x in (A, B, C))
+                E, F = A - C, B - C
+                na, nb = np.sqrt(np.sum(np.abs(E) ** 2)), np.sqrt(np.sum(np.abs(F) ** 2))
+                _, ga, gb, gd, gc = rows["w"]
+                assert np.isclose(ga, na, rtol=1e-12) and np.isclose(gb, nb, rtol=1e-12), (dt_a, shape, ga, na)
+                if cplx:
+                    assert gd is None and gc is None
+                else:
+                    dot = np.dot(E, F)
+                    assert abs(gd - dot) <= 1e-12 * np.sum(np.abs(E * F)) + 1e-300, (dt_a, shape, gd, dot)
+                    assert abs(gc - dot / (na * nb)) <= 1e-12, (dt_a, shape)
+                assert rows["only_a"][1:] == (None, None, None, None)  # the base lacks the key
+                assert rows["other"][1:] == (None, None, None, None)  # the base's shape differs
+                # the pair's numbers do not depend on the base
+                two = con.execute(f"SELECT {COLUMNS} FROM ar_compare(?, ?)", (ra, rb)).fetchall()
+                three = con.execute(f"SELECT {COLUMNS} FROM ar_compare(?, ?, ?)", (ra, rb, rc)).fetchall()
+                assert two == three, (dt_a, shape)
+                # norm_a_base is norm_diff of (a, base), bit for bit
+                nd = con.execute("SELECT norm_diff FROM ar_compare(?, ?) WHERE key = 'w'", (ra, rc)).fetchone()[0]
+                assert nd == ga, (dt_a, shape)
+        # a NULL base leaves the four NULL; keys only the base has make no row
+        ra = record_bytes([("w", np.arange(3.0))])
+        assert con.execute(f"SELECT {base_cols} FROM ar_compare(?, ?, NULL)", (ra, ra)).fetchall() == [
+            ("w", None, None, None, None)
+        ]
+        rc = record_bytes([("w", np.zeros(3)), ("z", np.zeros(1))])
+        assert [r[0] for r in con.execute("SELECT key FROM ar_compare(?, ?, ?)", (ra, ra, rc))] == ["w"]
+        # b missing a key: a against the base still counts
+        rb = record_bytes([("v", np.ones(1))])
+        rows = con.execute(f"SELECT {base_cols} FROM ar_compare(?, ?, ?)", (ra, rb, rc)).fetchall()
+        assert rows == [("w", float(np.linalg.norm(np.arange(3.0))), None, None, None), ("v", None, None, None, None)]

@@ -19,9 +19,10 @@ DETERMINISTIC = 0x000000800
 DIRECTONLY = 0x000080000
 INNOCUOUS = 0x000200000
 
-# The one function that changes state (process-wide settings): direct-only,
-# neither deterministic nor innocuous; a thread count, it reads nothing.
-SETTERS = {"ar_threads"}
+# The functions of process-wide settings (the thread count, the memory
+# pool's bound and what it holds): direct-only, neither deterministic nor
+# innocuous; they read nothing of a database.
+SETTERS = {"ar_threads", "ar_pool", "ar_pool_held"}
 # The one table that runs SQL given as its argument (ar_rolling_mean's
 # query): not innocuous, so an untrusted schema cannot reach, through it,
 # what the connection keeps from the schema.
