@@ -125,19 +125,47 @@ CREATE TABLE IF NOT EXISTS rounds (
   PRIMARY KEY (run, round)
 );
 
--- Every reply of a round, in the order it arrived (pos: its position in
--- the list the strategy aggregated): the replying client, Flower's node
--- and message ids, and its content RecordDict, or its error.
-CREATE TABLE IF NOT EXISTS replies (
+-- >>> packed store (the raw store, sql/schema_raw.sql, takes this place in a log made raw)
+--
+-- Replies and global models are stored packed (ar_pack, rd_pack: each
+-- array as byte planes compressed with zstd, or as its difference from a
+-- base record; bit for bit, see docs/formats.md) in reply_store and
+-- model_store, and read and written under their names of the raw store:
+-- replies and global_models are views that unpack each row, with INSTEAD
+-- OF triggers that check a record as the raw store's CHECK constraints do
+-- (ar_check / rd_check, with the reason) and pack it.
+--
+-- The bases, so that unpacking any row needs two unpackings at most and
+-- never a chain: a train reply of round r is packed against the global
+-- model of round r - 1 (the model the client received); the global model
+-- of round r against the keyframe of its run, the global model of round
+-- r - r % 10 (rounds 0, 10, 20, ...: packed without a base). A row's
+-- base_round names its base (NULL: none), and a record without one is
+-- packed on its own: an evaluate reply, the first global model, a round
+-- whose base is not logged. Records under 1 KiB (an evaluate reply's
+-- metrics) are kept as they are (packed = 0): packing would make them
+-- larger. runs.options decides per run: {"packed": false} stores its rows
+-- as they are, {"lossy": "float16"} (or "bfloat16") packs its train
+-- replies' updates to that float (ar_pack's lossy option: never global
+-- models or the strategy state; LoggingStrategy(lossy=...)).
+--
+-- Deleting or changing a global model that is another row's base first
+-- repacks those rows without a base (model_store_detach), so no row is
+-- left that cannot be unpacked; deleting a whole run deletes its rows.
+-- Write through the views: a row written into a store table directly is
+-- not checked.
+CREATE TABLE IF NOT EXISTS reply_store (
   run          INTEGER NOT NULL,
   round        INTEGER NOT NULL,
   phase        TEXT    NOT NULL DEFAULT 'train' CHECK (phase IN ('train', 'evaluate')),
   pos          INTEGER NOT NULL CHECK (pos >= 0),
-  client       TEXT    NOT NULL REFERENCES clients(client),  -- Flower: the node id as text
+  client       TEXT    NOT NULL REFERENCES clients(client),
   node_id      INTEGER,
   message_id   TEXT,
-  reply_to     TEXT,                                          -- the instruction's message id
-  content      BLOB CHECK (content IS NULL OR rd_check(content)),
+  reply_to     TEXT,
+  content      BLOB,                                          -- rd_pack(content, base) when packed = 1
+  packed       INTEGER NOT NULL DEFAULT 0 CHECK (packed IN (0, 1)),
+  base_round   INTEGER CHECK (base_round IS NULL OR packed = 1 AND base_round = round - 1),
   error_code   INTEGER,
   error_reason TEXT,
   CHECK ((content IS NULL) <> (error_code IS NULL)),
@@ -145,6 +173,123 @@ CREATE TABLE IF NOT EXISTS replies (
   UNIQUE (run, round, phase, client),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
+
+CREATE TABLE IF NOT EXISTS model_store (
+  run        INTEGER NOT NULL,
+  round      INTEGER NOT NULL,
+  rec        BLOB    NOT NULL,                                -- ar_pack(rec, keyframe) when packed = 1
+  packed     INTEGER NOT NULL DEFAULT 0 CHECK (packed IN (0, 1)),
+  base_round INTEGER CHECK (base_round IS NULL OR packed = 1 AND base_round < round),
+  PRIMARY KEY (run, round),
+  FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
+);
+
+-- Every reply of a round, in the order it arrived (pos: its position in
+-- the list the strategy aggregated): the replying client, Flower's node
+-- and message ids, and its content RecordDict, or its error.
+CREATE VIEW IF NOT EXISTS replies AS
+SELECT s.run, s.round, s.phase, s.pos, s.client, s.node_id, s.message_id, s.reply_to,
+       CASE WHEN s.packed = 0 THEN s.content
+            ELSE rd_unpack(s.content, (SELECT g.rec FROM global_models AS g
+                                       WHERE g.run = s.run AND g.round = s.base_round)) END AS content,
+       s.error_code, s.error_reason
+FROM reply_store AS s;
+
+-- The global model the server holds after each round (round 0: the initial model).
+CREATE VIEW IF NOT EXISTS global_models AS
+SELECT m.run, m.round,
+       CASE WHEN m.packed = 0 THEN m.rec
+            ELSE ar_unpack(m.rec, (SELECT CASE WHEN k.packed = 0 THEN k.rec ELSE ar_unpack(k.rec) END
+                                   FROM model_store AS k WHERE k.run = m.run AND k.round = m.base_round)) END AS rec
+FROM model_store AS m;
+
+CREATE TRIGGER IF NOT EXISTS replies_insert INSTEAD OF INSERT ON replies
+BEGIN
+  SELECT rd_check(NEW.content) WHERE NEW.content IS NOT NULL;
+  INSERT INTO reply_store(run, round, phase, pos, client, node_id, message_id, reply_to,
+                          content, packed, base_round, error_code, error_reason)
+  SELECT NEW.run, NEW.round, p.phase, NEW.pos, NEW.client, NEW.node_id, NEW.message_id, NEW.reply_to,
+         CASE WHEN p.pack THEN rd_pack(NEW.content, (SELECT rec FROM global_models WHERE run = NEW.run AND round = p.base),
+                                       CASE WHEN p.base IS NOT NULL AND p.lossy IS NOT NULL THEN json_object('lossy', p.lossy) END)
+              ELSE NEW.content END,
+         p.pack, CASE WHEN p.pack THEN p.base END, NEW.error_code, NEW.error_reason
+  FROM (SELECT coalesce(NEW.phase, 'train') AS phase,
+               NEW.content IS NOT NULL AND length(NEW.content) >= 1024
+                 AND coalesce(json_extract(r.options, '$.packed'), 1) AS pack,
+               CASE WHEN coalesce(NEW.phase, 'train') = 'train'
+                    THEN (SELECT round FROM model_store WHERE run = NEW.run AND round = NEW.round - 1) END AS base,
+               json_extract(r.options, '$.lossy') AS lossy
+        FROM (SELECT (SELECT options FROM runs WHERE run = NEW.run) AS options) AS r) AS p;
+END;
+
+CREATE TRIGGER IF NOT EXISTS replies_delete INSTEAD OF DELETE ON replies
+BEGIN
+  DELETE FROM reply_store WHERE run = OLD.run AND round = OLD.round AND phase = OLD.phase AND pos = OLD.pos;
+END;
+
+CREATE TRIGGER IF NOT EXISTS replies_update INSTEAD OF UPDATE ON replies
+BEGIN
+  DELETE FROM reply_store WHERE run = OLD.run AND round = OLD.round AND phase = OLD.phase AND pos = OLD.pos;
+  INSERT INTO replies(run, round, phase, pos, client, node_id, message_id, reply_to, content, error_code, error_reason)
+  VALUES (NEW.run, NEW.round, NEW.phase, NEW.pos, NEW.client, NEW.node_id, NEW.message_id, NEW.reply_to,
+          NEW.content, NEW.error_code, NEW.error_reason);
+END;
+
+CREATE TRIGGER IF NOT EXISTS global_models_insert INSTEAD OF INSERT ON global_models
+BEGIN
+  SELECT RAISE(ABORT, 'global_models: rec must not be NULL') WHERE NEW.rec IS NULL;
+  SELECT ar_check(NEW.rec, 'nonempty');
+  INSERT INTO model_store(run, round, rec, packed, base_round)
+  SELECT NEW.run, NEW.round,
+         CASE WHEN p.pack THEN ar_pack(NEW.rec, (SELECT rec FROM global_models WHERE run = NEW.run AND round = p.base))
+              ELSE NEW.rec END,
+         p.pack, CASE WHEN p.pack THEN p.base END
+  FROM (SELECT length(NEW.rec) >= 1024
+                 AND coalesce(json_extract((SELECT options FROM runs WHERE run = NEW.run), '$.packed'), 1) AS pack,
+               (SELECT round FROM model_store WHERE run = NEW.run AND round = NEW.round - NEW.round % 10
+                  AND round < NEW.round AND base_round IS NULL) AS base) AS p;
+END;
+
+CREATE TRIGGER IF NOT EXISTS global_models_delete INSTEAD OF DELETE ON global_models
+BEGIN
+  DELETE FROM model_store WHERE run = OLD.run AND round = OLD.round;
+END;
+
+CREATE TRIGGER IF NOT EXISTS global_models_update INSTEAD OF UPDATE ON global_models
+BEGIN
+  DELETE FROM model_store WHERE run = OLD.run AND round = OLD.round;
+  INSERT INTO global_models(run, round, rec) VALUES (NEW.run, NEW.round, NEW.rec);
+END;
+
+-- A global model about to go that is another row's base: those rows are
+-- repacked without a base first (what they unpack to does not change).
+-- Not when its run is being deleted (its rows go with it).
+CREATE TRIGGER IF NOT EXISTS model_store_detach BEFORE DELETE ON model_store
+WHEN EXISTS (SELECT 1 FROM runs WHERE run = OLD.run)
+ AND (EXISTS (SELECT 1 FROM model_store WHERE run = OLD.run AND round > OLD.round AND base_round = OLD.round)
+      OR EXISTS (SELECT 1 FROM reply_store WHERE run = OLD.run AND round = OLD.round + 1 AND base_round = OLD.round))
+BEGIN
+  UPDATE model_store
+  SET rec = ar_pack(ar_unpack(rec, (SELECT rec FROM global_models WHERE run = OLD.run AND round = OLD.round))),
+      base_round = NULL
+  WHERE run = OLD.run AND round > OLD.round AND base_round = OLD.round;
+  UPDATE reply_store
+  SET content = rd_pack(rd_unpack(content, (SELECT rec FROM global_models WHERE run = OLD.run AND round = OLD.round))),
+      base_round = NULL
+  WHERE run = OLD.run AND round = OLD.round + 1 AND base_round = OLD.round;
+END;
+
+-- The common questions: one client across rounds, a round's updates
+-- (the primary key covers run, round), a run's global models in order.
+CREATE INDEX IF NOT EXISTS client_updates_by_client ON reply_store(client, run, round);
+
+-- GROUP BY over model BLOBs: without an index on the grouped columns SQLite
+-- copies every row, BLOB included, through a temporary B-tree to sort it
+-- (seconds per query on a large table). round_fedavg (sql/views.sql) groups
+-- on (run, round), which the primary key's index serves; this one serves
+-- GROUP BY round, the usual question over a single-run database.
+CREATE INDEX IF NOT EXISTS client_updates_by_round ON reply_store(round, run);
+-- <<< packed store
 
 -- What each client sent back in a round: its model (or model update) as a
 -- Flower ArrayRecord, the number of examples it trained on (the FedAvg
@@ -205,23 +350,5 @@ CREATE TABLE IF NOT EXISTS strategy_state (
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
 
--- The global model the server holds after each round (round 0: the initial model).
-CREATE TABLE IF NOT EXISTS global_models (
-  run   INTEGER NOT NULL,
-  round INTEGER NOT NULL,
-  rec   BLOB    NOT NULL CHECK (ar_check(rec, 'nonempty')),
-  PRIMARY KEY (run, round),
-  FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
-);
-
--- The common questions: one client across rounds, a round's updates
--- (the primary key covers run, round), a run's global models in order.
-CREATE INDEX IF NOT EXISTS client_updates_by_client ON replies(client, run, round);
+-- A run's rounds in the order they started.
 CREATE INDEX IF NOT EXISTS rounds_by_start ON rounds(run, started_at);
-
--- GROUP BY over model BLOBs: without an index on the grouped columns SQLite
--- copies every row, BLOB included, through a temporary B-tree to sort it
--- (seconds per query on a large table). round_fedavg (sql/views.sql) groups
--- on (run, round), which the primary key's index serves; this one serves
--- GROUP BY round, the usual question over a single-run database.
-CREATE INDEX IF NOT EXISTS client_updates_by_round ON replies(round, run);

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLED = os.path.join(HERE, "csrc")
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 SOURCE_PARTS = ("src", "include", "sql", "VERSION", "LICENSE")
-SQL_FILES = ("schema.sql", "views.sql")  # shipped in the package: sqlite_arrayrecord.flower creates databases with them
+SQL_FILES = ("schema.sql", "schema_raw.sql", "views.sql")  # shipped: the logger and .store create databases with them
 
 
 def source_root():

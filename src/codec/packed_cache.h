@@ -23,7 +23,7 @@
 
 #include "codec/codec.h"
 
-#define PACKED_CACHE_ENTRIES 2
+#define PACKED_CACHE_ENTRIES 4
 #define PACKED_CACHE_BYTES ((uint64_t)256 << 20)
 
 typedef struct packed_cache packed_cache;

@@ -3,22 +3,20 @@
 database made by an earlier version of the logger needs to go on.
 
 A log is created with sql/schema.sql and sql/views.sql (shipped in the
-package, or the checkout's sql/). Both are idempotent, so opening an
-existing log adds what a newer schema has (tables, views, indexes); a
-database whose client_updates is a table (the schema before replies were
-logged) is refused. Runs logged before flower_runs existed get one
+package, or the checkout's sql/), with the packed store or, when asked, the
+raw one (sqlite_arrayrecord.store). Both are idempotent, so opening an
+existing log adds what a newer schema has (tables, views, indexes) to the
+store it has; a database whose client_updates is a table (the schema before
+replies were logged) is refused. Runs logged before flower_runs existed get one
 flower_runs row each, from runs.flower_run_id and their complete rounds.
 """
 
-import os
 import re
 from datetime import datetime, timezone
 
 from .._extension import connect
+from ..store import PACKED, RAW, schema_script, sql_text, store_of
 from .errors import ResumeError
-
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SQL_DIRS = (os.path.join(_PKG_DIR, "sql"), os.path.join(_PKG_DIR, "..", "..", "..", "sql"))
 
 
 def now():
@@ -26,20 +24,11 @@ def now():
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def sql_text(name):
-    """The text of sql/<name>: the package's copy, else the checkout's."""
-    for d in _SQL_DIRS:
-        p = os.path.join(d, name)
-        if os.path.isfile(p):
-            with open(p, encoding="utf-8") as f:
-                return f.read()
-    raise FileNotFoundError(f"LoggingStrategy: {name} not found in {', '.join(map(os.path.abspath, _SQL_DIRS))}")
-
-
-def open_log(path):
-    """A connection to the log at path (created when new), in autocommit
-    mode (the logger opens its transactions itself), WAL, synchronous FULL,
-    foreign keys on, the schema current. A round holds SQLite's write lock
+def open_log(path, packed=True):
+    """A connection to the log at path (created when new, with the packed
+    store unless packed is False), in autocommit mode (the logger opens its
+    transactions itself), WAL, synchronous FULL, foreign keys on, the schema
+    current. A round holds SQLite's write lock
     from its start to its commit: another run logged into the same file waits
     for it (up to 10 minutes) rather than fail."""
     con = connect(path, isolation_level=None, detect_types=0, timeout=600)
@@ -54,7 +43,8 @@ def open_log(path):
             )
         # Only what is missing is written: a second process opening a log
         # whose round is under way (SQLite's write lock held) reads on.
-        scripts = [sql_text(name) for name in ("schema.sql", "views.sql")]
+        store = store_of(con) or (PACKED if packed else RAW)
+        scripts = [schema_script(store), sql_text("views.sql")]
         wanted = {n for text in scripts for n in re.findall(r"CREATE \w+ IF NOT EXISTS (\w+)", text)}
         present = {n for (n,) in con.execute("SELECT name FROM sqlite_master")}
         if wanted - present:

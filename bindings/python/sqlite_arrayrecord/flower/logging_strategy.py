@@ -21,6 +21,7 @@ from flwr.common.logger import log
 from flwr.serverapp.strategy import Strategy
 
 from ..logcheck import last_chain, problems
+from ..store import LOSSY, PACKED, store_of
 from ._database import now, open_log
 from ._round_log import RoundLog
 from ._runs import begin_segment, check_lease, create_run, default_name, end_segment, release
@@ -47,10 +48,32 @@ class LoggingStrategy(Strategy):
     replies_every: log the replies' contents (arrays and metrics) every
     k-th round only; 0 never (instructions, error replies, aggregates,
     metrics and global models are always logged). notes: text for
-    runs.notes.
+    runs.notes. packed: store replies and global models packed, bit for bit
+    (the default: about 0.6 of the raw bytes on real runs); False stores
+    them as Flower's bytes, in a new database with the raw store
+    (sqlite_arrayrecord.store). A database keeps the store it was made
+    with: a log made raw stays raw (sqlite_arrayrecord.store.pack_database
+    converts it). lossy: "float16" or "bfloat16" stores each train reply's
+    update (reply - the model it started from) rounded to that float, for
+    replies kept for analytics only (global models and the strategy's state
+    stay exact; the logged global models are then no longer the FedAvg of
+    the logged replies). These two are the run's from its start: a resumed
+    run keeps the ones it was logged with.
     """
 
-    def __init__(self, strategy, db, run_name=None, *, context=None, resume=False, replies_every=1, notes=None):
+    def __init__(
+        self,
+        strategy,
+        db,
+        run_name=None,
+        *,
+        context=None,
+        resume=False,
+        replies_every=1,
+        notes=None,
+        packed=True,
+        lossy=None,
+    ):
         if not isinstance(strategy, Strategy):
             raise TypeError(f"LoggingStrategy: strategy must be a flwr Strategy, got {type(strategy).__name__}")
         if run_name is not None and (not isinstance(run_name, str) or not run_name):
@@ -59,11 +82,17 @@ class LoggingStrategy(Strategy):
             raise ValueError("LoggingStrategy: resume=True needs the run_name of the run to continue")
         if not isinstance(replies_every, int) or isinstance(replies_every, bool) or replies_every < 0:
             raise ValueError(f"LoggingStrategy: replies_every must be an integer >= 0, got {replies_every!r}")
+        if lossy is not None and lossy not in LOSSY:
+            raise ValueError(f"LoggingStrategy: lossy must be None, 'float16' or 'bfloat16', got {lossy!r}")
+        if lossy is not None and not packed:
+            raise ValueError("LoggingStrategy: lossy needs packed=True (the raw store keeps Flower's bytes)")
         self.strategy = strategy
         self.db_path = os.fspath(db)
         self.run_name = run_name
         self.resume = bool(resume)
         self.replies_every = replies_every
+        self.packed = bool(packed)
+        self.lossy = lossy
         self._context = context
         self._notes = notes
         self._settings = json.dumps(settings(strategy), sort_keys=True)
@@ -186,7 +215,7 @@ class LoggingStrategy(Strategy):
         resumed run, num_rounds is the run's total, initial_arrays is
         ignored (the last complete round's global model is used) and the
         Result covers the whole run, earlier rounds read from the database."""
-        con = open_log(self.db_path)
+        con = open_log(self.db_path, self.packed)
         run = segment = None
         try:
             run, segment, done = self._open_run(con, num_rounds)
@@ -291,7 +320,7 @@ class LoggingStrategy(Strategy):
                 class_name(self.strategy),
                 self._settings,
                 num_rounds,
-                {"replies_every": self.replies_every},
+                self._options(con),
             )
             log(
                 INFO,
@@ -334,6 +363,21 @@ class LoggingStrategy(Strategy):
         if num_rounds == done:
             return run, None, done  # nothing to train: nothing is written
         return run, begin_segment(con, run, self._context, self.db_path), done
+
+    def _options(self, con):
+        """runs.options of a new run: what the logger keeps, and how the
+        store packs its rows (the schema's triggers read packed and lossy)."""
+        packed = self.packed and store_of(con) == PACKED
+        if self.packed and not packed:
+            log(
+                INFO,
+                "LoggingStrategy: %s has the raw store (made before packing, or with packed=False): run %r is "
+                "stored raw; python -m sqlite_arrayrecord pack %s packs the database",
+                self.db_path,
+                self.run_name,
+                self.db_path,
+            )
+        return {"replies_every": self.replies_every, "packed": packed, "lossy": self.lossy if packed else None}
 
     def _start_new(self, grid, initial_arrays, num_rounds, timeout, train_config, evaluate_config, evaluate_fn):
         self._offset = 0
