@@ -421,7 +421,7 @@ def test_wal_readers_see_complete_rounds_only():
         def answer(node, msg):
             rnd = int(msg.content["config"]["server-round"])
             if rnd == 3 and node == 102 and msg.metadata.message_type == "train":
-                r = sqlite3.connect(db)
+                r = sar.connect(db)  # a packed log reads through the extension
                 seen.append(
                     r.execute(
                         "SELECT (SELECT group_concat(round) FROM rounds), (SELECT count(*) FROM rounds WHERE "
@@ -463,7 +463,7 @@ def test_resume_after_a_kill_is_bit_exact():
                 time.sleep(0.05)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
-            con = sqlite3.connect(db)
+            con = sar.connect(db)
             assert con.execute("SELECT group_concat(round) FROM rounds").fetchone()[0] == "0,1,2,3", name
             assert con.execute("SELECT max(round) FROM replies").fetchone()[0] == 3, name
             con.close()
