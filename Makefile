@@ -275,7 +275,7 @@ python:
 
 # Packing and unpacking in C alone (bench/pack.c), on the codecs' objects.
 $(BUILD)/bench_pack: bench/pack.c $(PURE_OBJ)
-	$(CC) $(WARN) -O2 -Isrc -o $@ bench/pack.c $(PURE_OBJ) $(LIBS)
+	$(CC) $(WARN) -O2 -pthread -Isrc -o $@ bench/pack.c $(PURE_OBJ) $(LIBS)
 
 # The project's SHA-256 alone, portable and SHA-NI (bench/sha256.c).
 $(BUILD)/bench_sha256: bench/sha256.c $(OBJ)/codec/sha256.o $(OBJ)/codec/sha256_ni.o

@@ -6,6 +6,10 @@
 ** buffer every time) and into fresh memory (a new malloc each time: the
 ** kernel maps its pages as they are first written). Beside them, memcpy of
 ** the record into mapped memory, the floor of any copy. Best of RUNS (7).
+** Unpacking shares a record's chunks among the pool's threads
+** (math/pool.h); decode_warm_threads is the same as decode_warm with the
+** pool's default threads (this machine's cores, at most 4), the rest run on
+** one thread.
 **
 ** Usage: bench_pack BASE.pb REC.pb [RUNS]
 ** Prints "name value" lines: MB/s (10^6 bytes of the record per second) for
@@ -13,17 +17,20 @@
 ** memcpy_warm; the packed sizes' ratios ratio_base and ratio_alone.
 */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <malloc.h> /* malloc_usable_size (glibc; the bench runs on Linux) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "codec/packed.h"
+#include "math/pool.h"
 
 /* The codecs' allocator hooks, on malloc (the extension maps them to SQLite's). */
 void *codec_malloc(uint64_t n) { return malloc((size_t)n); }
 void *codec_realloc(void *p, uint64_t n) { return realloc(p, (size_t)n); }
 void codec_free(void *p) { free(p); }
+uint64_t codec_msize(const void *p) { return p ? (uint64_t)malloc_usable_size((void *)p) : 0; }
 
 static double now(void) {
   struct timespec t;
@@ -110,11 +117,17 @@ int main(int argc, char **argv) {
   memset(dst, 0, (size_t)n); /* mapped */
   buf_init(&based, UINT64_MAX);
   buf_init(&alone, UINT64_MAX);
-  printf("encode_base %.1f\n", mb / encode(&based, rec, n, base, base_n, runs));
+  {
+    int threads = pool_configure(1, 0); /* one core; the pool's default put back for the threads' figure */
+    printf("encode_base %.1f\n", mb / encode(&based, rec, n, base, base_n, runs));
   printf("encode_alone %.1f\n", mb / encode(&alone, rec, n, NULL, 0, runs));
   printf("decode_warm %.1f\n", mb / decode(&based, base, base_n, dst, rec, runs));
   printf("decode_fresh %.1f\n", mb / decode(&based, base, base_n, NULL, rec, runs));
   printf("decode_alone_warm %.1f\n", mb / decode(&alone, NULL, 0, dst, rec, runs));
+    pool_configure(threads, 0);
+    printf("decode_warm_threads %.1f\n", mb / decode(&based, base, base_n, dst, rec, runs));
+    printf("threads %d\n", pool_threads());
+  }
   for (r = 0, t = 1e30; r < runs; r++) {
     double s = now();
     memcpy(dst, rec, (size_t)n);

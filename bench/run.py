@@ -1503,7 +1503,9 @@ def bench_logging(quick):
     cross-device one, 1,000 replies x 100 KB a round (--quick 200), each
     against SQLite's own floor (the same bytes as one BLOB per reply, same
     page size and journal mode, fsync at each round's end) and a plain file
-    write; replies per second printed for the second."""
+    write; replies per second printed for the second. Each also logged into
+    the packed store (the default), its time per round against the raw
+    store's."""
     print("== Logging a Flower run (bench/logging_speed.py, LoggingStrategy)", flush=True)
     if not os.path.exists(FLWR_PYTHON):
         note("skipped: build/flwr is missing (make flower-env); LoggingStrategy needs flwr")
@@ -1523,6 +1525,10 @@ def bench_logging(quick):
         if m:
             ratio = float(m.group(1))
             report(f"LoggingStrategy throughput / SQLite's floor, {label}", f"{ratio:.2f}x", ">= 0.80x", ratio >= 0.8)
+        m = re.search(r"packed / raw logger time: ([0-9.]+)x", out)
+        if m:
+            ratio = float(m.group(1))
+            report(f"LoggingStrategy per round, packed / raw store, {label}", f"{ratio:.2f}x", "<= 1.50x", ratio <= 1.5)
 
 
 def main():

@@ -1,9 +1,11 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- sql/schema.sql — a federated-learning experiment-tracking database.
 --
--- Load the extension first (CHECK constraints call ar_check and rd_check,
--- and client_updates is a view over replies that reads their RecordDicts,
--- so writes and client_updates need it; the tables read without it):
+-- Load the extension first (CHECK constraints and triggers call ar_check
+-- and rd_check, replies and global_models unpack their stored rows, and
+-- client_updates reads the replies' RecordDicts, so writes and those three
+-- need it; runs, rounds, clients, flower_runs, instructions and
+-- strategy_state read without it):
 --   .load ./build/arrayrecord
 --   .read sql/schema.sql
 --
@@ -19,6 +21,10 @@
 -- ('nonempty': an empty record x'' is a valid ArrayRecord, and would break
 -- that round's FedAvg later), while a reply may carry an error instead of
 -- a content.
+--
+-- Replies and global models are stored packed, bit for bit (the section
+-- "packed store" below; sql/schema_raw.sql is the raw store that takes its
+-- place in a database made raw, see docs/experiment-tracking.md).
 --
 -- Array bytes are stored once. A reply of a client is one row of replies
 -- holding the reply's whole content as a RecordDict BLOB (the bytes of

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** packed_decode.c — unpacking (packed.h): the skeleton and the arrays
-** written in order into the destination, each array a chunk at a time (its
-** planes decompressed into a scratch area the size of a chunk, merged into
-** place while it is in the cache) and hashed as it is written, so the
-** check that the result is the BLOB that was packed costs no second pass.
+** stored as they are (or equal to the base's) written in order into the
+** destination; then every chunk of every array stored as planes, each on
+** its own (its planes decompressed into a scratch area the size of a chunk,
+** merged into place while it is in the cache), the chunks shared among the
+** pool's threads (math/pool.h: the output's bytes do not depend on the
+** split); then the check that the result is the BLOB that was packed, one
+** XXH64 pass over it.
 **
 ** The base is looked at only where an array needs it; a different base, or
 ** damaged bytes, show up as arrays that do not fit or as a hash that does
@@ -20,6 +23,7 @@
 #include "codec/xxh64.h"
 #include "codec/zst.h"
 #include "math/planes.h"
+#include "math/pool.h"
 
 #define PACKED_BLOB "packed record"
 
@@ -29,10 +33,17 @@ typedef struct decoder {
   uint64_t base_n;
   record_t base_rec;
   ZSTD_DCtx *dctx;
-  unsigned char *tmp; /* 8 planes of a chunk */
-  xxh64_state hash;
   codec_err *err;
 } decoder;
+
+/* One chunk of an array stored as planes: where its frames start (`at`),
+** where its items go, and its base's items (NULL: none). */
+typedef struct chunk_job {
+  const packed_entry *e;
+  uint64_t c, at;
+  unsigned char *out;
+  const unsigned char *base;
+} chunk_job;
 
 /* The given base is not the one packed against: CODEC_RANGE, naming both
 ** by object id (the given one's computed here, off the normal path). */
@@ -88,62 +99,134 @@ static int base_payload(decoder *D, const packed_entry *e, const unsigned char *
   return CODEC_OK;
 }
 
-static void emit(decoder *D, unsigned char *dst, const unsigned char *src, uint64_t n) {
+static void emit(unsigned char *dst, const unsigned char *src, uint64_t n) {
   if (n) memmove(dst, src, (size_t)n);
-  xxh64_update(&D->hash, dst, n);
 }
 
-/* One entry whose planes are zstd frames, into dst (e->length bytes). */
-static int unpack_planes(decoder *D, const packed_entry *e, const unsigned char *base, unsigned char *dst) {
-  const packed_view *v = D->v;
+/* One chunk: its planes decompressed into tmp (8 planes of a chunk) with
+** dctx, merged into place. err gets the reason of a failure. */
+static int unpack_chunk(const packed_view *v, const chunk_job *J, ZSTD_DCtx *dctx, unsigned char *tmp,
+                        codec_err *err) {
   static const int bp_mode[] = {0, BP_PLAIN, BP_DIFF, BP_XOR};
+  const packed_entry *e = J->e;
   int planes = packed_entry_plane_count(e), k, rc;
   uint64_t chunk = (uint64_t)1 << v->h.chunk_log2, items = e->length / (uint64_t)e->width;
-  uint64_t chunks = packed_entry_chunks(v, e), c, at = e->data + chunks * (uint64_t)planes * 4;
+  uint64_t first = J->c * chunk, m = items - first < chunk ? items - first : chunk, at = J->at;
   unsigned char *pl[8];
-  for (k = 0; k < 8; k++) pl[k] = D->tmp + (uint64_t)k * chunk;
-  for (c = 0; c < chunks; c++) {
-    uint64_t first = c * chunk, m = items - first < chunk ? items - first : chunk;
-    unsigned char *out = dst + first * (uint64_t)e->width;
-    const unsigned char *b = base ? base + first * (uint64_t)e->width : NULL;
-    for (k = 0; k < planes; k++) {
-      uint64_t size = packed_get32(v->blob + e->data + (c * (uint64_t)planes + (uint64_t)k) * 4);
-      if ((rc = zst_decompress_exact(D->dctx, pl[k], m, v->blob + at, size, D->err)) != CODEC_OK) {
-        char why[sizeof(D->err->msg)], q[CODEC_QUOTE_MAX];
-        if (rc != CODEC_CORRUPT) return rc;
-        memcpy(why, D->err->msg, sizeof(why));
-        return codec_fail(
-            D->err, CODEC_CORRUPT, PACKED_BLOB " corrupt at byte %llu (array '%s', chunk %llu, plane %d): %s",
-            (unsigned long long)at, codec_quote(q, sizeof(q), e->key.p, e->key.n), (unsigned long long)c, k, why);
-      }
-      at += size;
+  for (k = 0; k < 8; k++) pl[k] = tmp + (uint64_t)k * chunk;
+  for (k = 0; k < planes; k++) {
+    uint64_t size = packed_get32(v->blob + e->data + (J->c * (uint64_t)planes + (uint64_t)k) * 4);
+    if ((rc = zst_decompress_exact(dctx, pl[k], m, v->blob + at, size, err)) != CODEC_OK) {
+      char why[sizeof(err->msg)], q[CODEC_QUOTE_MAX];
+      if (rc != CODEC_CORRUPT) return rc;
+      memcpy(why, err->msg, sizeof(why));
+      return codec_fail(err, CODEC_CORRUPT, PACKED_BLOB " corrupt at byte %llu (array '%s', chunk %llu, plane %d): %s",
+                        (unsigned long long)at, codec_quote(q, sizeof(q), e->key.p, e->key.n),
+                        (unsigned long long)J->c, k, why);
     }
-    if (e->mode == PACKED_LOSSY)
-      bp_lossy_merge((const unsigned char *const *)pl, b, m, e->width, e->big, v->h.lossy, out);
-    else
-      bp_merge((const unsigned char *const *)pl, b, m, e->width, e->big, bp_mode[e->mode], out);
-    xxh64_update(&D->hash, out, m * (uint64_t)e->width);
+    at += size;
   }
+  if (e->mode == PACKED_LOSSY)
+    bp_lossy_merge((const unsigned char *const *)pl, J->base, m, e->width, e->big, v->h.lossy, J->out);
+  else
+    bp_merge((const unsigned char *const *)pl, J->base, m, e->width, e->big, bp_mode[e->mode], J->out);
   return CODEC_OK;
 }
 
-static int unpack_entry(decoder *D, const packed_entry *e, unsigned char *dst) {
+/* The chunks, among the pool's threads: job j is the range [j * slot,
+** (j + 1) * slot) of the pool's elements, so that parts hold whole jobs and
+** a record of a few chunks stays on the caller. A part that fails marks its
+** job and stops; the first failed job is then run again on its own, for
+** the error every split gives. */
+typedef struct chunk_work {
+  const packed_view *v;
+  const chunk_job *jobs;
+  uint64_t slot;
+  int *rc; /* per job: CODEC_OK, or its failure */
+} chunk_work;
+
+static void chunk_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  chunk_work *W = (chunk_work *)ctx;
+  uint64_t j = begin / W->slot, last = end / W->slot;
+  ZSTD_DCtx *dctx = zst_dctx();
+  unsigned char *tmp = codec_malloc((uint64_t)8 << W->v->h.chunk_log2);
+  codec_err err;
+  (void)scratch;
+  if (!dctx || !tmp) {
+    W->rc[j] = CODEC_NOMEM;
+  } else {
+    for (; j < last; j++)
+      if ((W->rc[j] = unpack_chunk(W->v, &W->jobs[j], dctx, tmp, &err)) != CODEC_OK) break;
+  }
+  ZSTD_freeDCtx(dctx);
+  codec_free(tmp);
+}
+
+/* Every job, then the error of the first that failed (CODEC_OK: none). */
+static int unpack_chunks(decoder *D, const chunk_job *jobs, uint64_t n) {
+  chunk_work W;
+  uint64_t j, slot = (uint64_t)1 << D->v->h.chunk_log2, total;
+  int rc = CODEC_OK;
+  if (n == 0) return CODEC_OK;
+  if (size_mul(n, slot, &total) || !(W.rc = codec_malloc(n * sizeof(int)))) return codec_nomem(D->err);
+  for (j = 0; j < n; j++) W.rc[j] = CODEC_OK;
+  W.v = D->v;
+  W.jobs = jobs;
+  W.slot = slot;
+  pool_run(total, slot, chunk_part, &W, NULL);
+  for (j = 0; j < n && rc == CODEC_OK; j++) {
+    if (W.rc[j] == CODEC_OK) continue;
+    if (W.rc[j] == CODEC_NOMEM) {
+      rc = codec_nomem(D->err);
+    } else {
+      ZSTD_DCtx *dctx = zst_dctx();
+      unsigned char *tmp = codec_malloc((uint64_t)8 << D->v->h.chunk_log2);
+      rc = dctx && tmp ? unpack_chunk(D->v, &jobs[j], dctx, tmp, D->err) : codec_nomem(D->err);
+      ZSTD_freeDCtx(dctx);
+      codec_free(tmp);
+      if (rc == CODEC_OK) rc = codec_fail(D->err, CODEC_CORRUPT, PACKED_BLOB " corrupt"); /* cannot happen */
+    }
+  }
+  codec_free(W.rc);
+  return rc;
+}
+
+/* An entry into dst: stored as is or equal to the base's, now; stored as
+** planes, its chunks appended to jobs (*n of them so far). */
+static int unpack_entry(decoder *D, const packed_entry *e, unsigned char *dst, chunk_job *jobs, uint64_t *n) {
+  const packed_view *v = D->v;
   const unsigned char *base = NULL;
-  int rc;
+  uint64_t chunks, c, at, chunk = (uint64_t)1 << v->h.chunk_log2;
+  int planes, rc, k;
   if (e->mode != PACKED_RAW && e->mode != PACKED_PLANES && (rc = base_payload(D, e, &base)) != CODEC_OK) return rc;
   switch (e->mode) {
-    case PACKED_RAW: emit(D, dst, D->v->blob + e->data, e->length); return CODEC_OK;
-    case PACKED_SAME: emit(D, dst, base, e->length); return CODEC_OK;
-    default: return unpack_planes(D, e, base, dst);
+    case PACKED_RAW: emit(dst, v->blob + e->data, e->length); return CODEC_OK;
+    case PACKED_SAME: emit(dst, base, e->length); return CODEC_OK;
+    default: break;
   }
+  planes = packed_entry_plane_count(e);
+  chunks = packed_entry_chunks(v, e);
+  at = e->data + chunks * (uint64_t)planes * 4;
+  for (c = 0; c < chunks; c++) {
+    chunk_job *J = &jobs[(*n)++];
+    uint64_t first = c * chunk * (uint64_t)e->width;
+    J->e = e;
+    J->c = c;
+    J->at = at;
+    J->out = dst + first;
+    J->base = base ? base + first : NULL;
+    for (k = 0; k < planes; k++) at += packed_get32(v->blob + e->data + (c * (uint64_t)planes + (uint64_t)k) * 4);
+  }
+  return CODEC_OK;
 }
 
 int packed_decode_into(const packed_view *v, const unsigned char *base, uint64_t base_n, unsigned char *dst,
                        codec_err *err) {
   decoder D;
-  uint64_t pos = 0, skel = 0;
+  chunk_job *jobs = NULL;
+  uint64_t pos = 0, skel = 0, njobs = 0, n = 0;
   uint32_t i;
-  int rc = CODEC_OK, chunked = 0;
+  int rc = CODEC_OK;
   memset(&D, 0, sizeof(D));
   D.v = v;
   D.err = err;
@@ -166,27 +249,28 @@ int packed_decode_into(const packed_view *v, const unsigned char *base, uint64_t
       goto done;
     }
   }
-  for (i = 0; i < v->h.count; i++) chunked |= packed_entry_plane_count(&v->e[i]) > 0;
-  if (chunked && (!(D.dctx = zst_dctx()) || !(D.tmp = codec_malloc((uint64_t)8 << v->h.chunk_log2)))) {
+  /* packed_open checked every entry's chunks against its bytes: the count fits */
+  for (i = 0; i < v->h.count; i++)
+    if (packed_entry_plane_count(&v->e[i]) > 0) njobs += packed_entry_chunks(v, &v->e[i]);
+  if (njobs && !(jobs = codec_malloc(njobs * sizeof(*jobs)))) {
     rc = codec_nomem(err);
     goto done;
   }
-  xxh64_init(&D.hash, 0);
   for (i = 0; i < v->h.count && rc == CODEC_OK; i++) {
     const packed_entry *e = &v->e[i];
-    emit(&D, dst + pos, v->skeleton.p + skel, e->offset - pos);
+    emit(dst + pos, v->skeleton.p + skel, e->offset - pos);
     skel += e->offset - pos;
-    rc = unpack_entry(&D, e, dst + e->offset);
+    rc = unpack_entry(&D, e, dst + e->offset, jobs, &n);
     pos = e->offset + e->length;
   }
   if (rc == CODEC_OK) {
-    emit(&D, dst + pos, v->skeleton.p + skel, v->h.size - pos);
-    if (xxh64_digest(&D.hash) != v->h.hash)
-      rc = misfit(&D, "it does not unpack to the bytes it was packed from", 0, NULL);
+    emit(dst + pos, v->skeleton.p + skel, v->h.size - pos);
+    rc = unpack_chunks(&D, jobs, n);
   }
+  if (rc == CODEC_OK && xxh64(dst, v->h.size, 0) != v->h.hash)
+    rc = misfit(&D, "it does not unpack to the bytes it was packed from", 0, NULL);
 done:
-  ZSTD_freeDCtx(D.dctx);
-  codec_free(D.tmp);
+  codec_free(jobs);
   record_clear(&D.base_rec);
   return rc;
 }

@@ -97,20 +97,21 @@ TEST(packed_cache_hits_only_the_same_bytes_and_a_good_base) {
 }
 
 TEST(packed_cache_keeps_the_most_recent_within_its_budget) {
-  buf_t p[3], rec[3];
+  enum { N = PACKED_CACHE_ENTRIES + 1 }; /* one more than it keeps */
+  buf_t p[N], rec[N];
   packed_cache *c = packed_cache_new();
   unsigned char *r;
   uint64_t size;
   int i;
   CHECK(c != NULL);
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < N; i++) {
     buf_init(&p[i], UINT64_MAX);
     buf_init(&rec[i], UINT64_MAX);
     packed_of(&p[i], &rec[i], NULL, (float)i * 100, 50, 0);
     CHECK((r = shared_alloc(rec[i].n)) != NULL);
     packed_cache_put(c, p[i].p, p[i].n, r, rec[i].n);
     shared_release(r);
-    if (i == 1) { /* touch the first: the second becomes the oldest */
+    if (i == 1) { /* touch the first: the second becomes the least recently used */
       CHECK((r = packed_cache_get(c, p[0].p, p[0].n, NULL, 0, &size)) != NULL);
       shared_release(r);
     }
@@ -118,17 +119,19 @@ TEST(packed_cache_keeps_the_most_recent_within_its_budget) {
   CHECK((r = packed_cache_get(c, p[0].p, p[0].n, NULL, 0, &size)) != NULL);
   shared_release(r);
   CHECK(packed_cache_get(c, p[1].p, p[1].n, NULL, 0, &size) == NULL);
-  CHECK((r = packed_cache_get(c, p[2].p, p[2].n, NULL, 0, &size)) != NULL);
-  shared_release(r);
+  for (i = 2; i < N; i++) {
+    CHECK((r = packed_cache_get(c, p[i].p, p[i].n, NULL, 0, &size)) != NULL);
+    shared_release(r);
+  }
   /* larger than the whole budget: not kept, nothing else dropped */
   CHECK((r = shared_alloc(8)) != NULL);
   packed_cache_put(c, p[1].p, p[1].n, r, PACKED_CACHE_BYTES);
   CHECK(packed_cache_get(c, p[1].p, p[1].n, NULL, 0, &size) == NULL);
   shared_release(r);
-  CHECK((r = packed_cache_get(c, p[2].p, p[2].n, NULL, 0, &size)) != NULL);
+  CHECK((r = packed_cache_get(c, p[N - 1].p, p[N - 1].n, NULL, 0, &size)) != NULL);
   shared_release(r);
   packed_cache_free(c);
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < N; i++) {
     buf_free(&p[i]);
     buf_free(&rec[i]);
   }

@@ -35,6 +35,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+EXT = os.path.join(ROOT, "build", "arrayrecord")
 sys.path.insert(0, os.path.join(ROOT, "tests", "flower"))
 
 ROUNDS = 20
@@ -124,7 +125,11 @@ def test_readers_polling_during_a_run():
         def poll_shell():
             while not stop.is_set():
                 out = subprocess.run(
-                    [shell, "-readonly", "-separator", " ", db, PROBE], capture_output=True, text=True, timeout=30
+                    # a packed log's replies and global_models unpack through the extension
+                    [shell, "-readonly", "-cmd", f".load {EXT}", "-separator", " ", db, PROBE],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
                 )
                 if out.returncode == 0 and out.stdout.strip():
                     seen["shell"].append(tuple(int(x) for x in out.stdout.split()))

@@ -13,7 +13,6 @@ the entropy floor beside them.
 """
 
 import os
-import sqlite3
 import tempfile
 
 import numpy as np

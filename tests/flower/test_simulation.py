@@ -95,7 +95,7 @@ def test_simulation_killed_and_resumed():
             try:
                 ro = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
                 try:
-                    done = ro.execute("SELECT max(round) FROM global_models").fetchone()[0]
+                    done = ro.execute("SELECT max(round) FROM rounds WHERE finished_at IS NOT NULL").fetchone()[0]
                 finally:
                     ro.close()
             except sqlite3.Error:

@@ -352,3 +352,36 @@ def test_the_header_and_the_docs_agree():
     # the README's size claim is about real runs; here just that a close update packs small
     assert len(p) < 0.5 * len(rec)
     assert os.path.isfile(os.path.join(ROOT, "docs", "formats.md"))
+
+
+def test_unpacking_on_one_thread_and_two_gives_the_same_bytes_and_errors():
+    """Chunks are unpacked among the pool's threads: the record, and the
+    error of a damaged BLOB (the first damaged chunk's), do not depend on how
+    many there are."""
+    con = connect()
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(300_000).astype(np.float32)
+    base = record({"a": x, "b": x[:70_000].astype(np.float64), "c": np.arange(5, dtype=np.int64)})
+    rec = record({"a": x + np.float32(1e-3), "b": x[:70_000].astype(np.float64) * 2, "c": np.arange(5)})
+    (p,) = con.execute("SELECT ar_pack(?, ?, '{\"chunk\": 1024}')", (rec, base)).fetchone()
+    modes = [a["mode"] for a in json.loads(con.execute("SELECT ar_pack_info(?)", (p,)).fetchone()[0])["arrays"]]
+    assert modes[0] in ("diff", "xor") and modes[1] in ("diff", "xor", "planes"), modes
+    damaged = bytearray(p)
+    for at in (len(p) // 3, len(p) // 2):  # two damaged chunks: the error names the first
+        damaged[at] ^= 0x55
+    got = {}
+    for n in (1, 2):
+        before = con.execute("SELECT ar_threads(?, 1)", (n,)).fetchone()[0]
+        try:
+            con = connect()  # a connection of its own: its cache of unpacked records is empty
+            outs = [con.execute("SELECT ar_unpack(?, ?)", (p, base)).fetchone()[0]]
+            try:
+                con.execute("SELECT ar_unpack(?, ?)", (bytes(damaged), base)).fetchone()
+                outs.append(None)
+            except Exception as e:
+                outs.append(str(e))
+            got[n] = outs
+        finally:
+            con.execute("SELECT ar_threads(?, 262144)", (before,))
+    assert got[1][0] == got[2][0] == rec
+    assert got[1][1] == got[2][1] and got[1][1].startswith("ar_unpack: packed record corrupt"), got[1][1]

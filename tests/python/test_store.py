@@ -9,9 +9,8 @@ import contextlib
 import os
 import shutil
 import sqlite3
-import tempfile
-
 import sys
+import tempfile
 
 import test_sql_cookbook as cookbook
 from arlib import ROOT, connect, data, error_of, one, read_sql

@@ -27,6 +27,9 @@ import re
 from ._extension import connect
 
 PACKED, RAW = "packed", "raw"
+# The packed store's views and the tables whose rows they present (same
+# primary key).
+STORE_TABLES = {"replies": "reply_store", "global_models": "model_store"}
 LOSSY = ("float16", "bfloat16")
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -71,7 +74,7 @@ def schema_script(store=PACKED):
 
 
 def store_of(con):
-    """"packed" or "raw": the store of the database on connection con (None
+    """ "packed" or "raw": the store of the database on connection con (None
     when it has neither: not an experiment-tracking database yet)."""
     row = con.execute("SELECT type FROM sqlite_master WHERE name = 'replies'").fetchone()
     if row is None:
@@ -192,7 +195,9 @@ def _move(con, store, target, lossy):
     else:
         con.execute("UPDATE runs SET options = json_patch(coalesce(options, '{}'), '{\"packed\": false}')")
     # Global models first and in round order: keyframes before what is packed against them.
-    con.execute("INSERT INTO global_models(run, round, rec) SELECT run, round, rec FROM _old_models ORDER BY run, round")
+    con.execute(
+        "INSERT INTO global_models(run, round, rec) SELECT run, round, rec FROM _old_models ORDER BY run, round"
+    )
     con.execute(
         f"INSERT INTO replies({_REPLY_COLUMNS}) SELECT {_REPLY_COLUMNS} FROM _old_replies ORDER BY run, round, phase, pos"
     )

@@ -11,6 +11,7 @@ from datasette.utils import escape_sqlite, sqlite_timelimit, tilde_decode, tilde
 from datasette.utils.asgi import BadRequest, Forbidden, NotFound, Response
 
 from .. import tracking
+from ..store import STORE_TABLES
 
 PLUGIN = "sqlite-arrayrecord"
 PREFIX = "/-/arrayrecord"
@@ -104,7 +105,9 @@ async def query(db, sql, params=None, limit_ms=TIME_LIMIT_MS):
 async def table_info(db, table):
     """(columns [(name, declared type)], primary keys) of a table or view;
     NotFound when there is none. Rowid tables have pks ["rowid"]; views have
-    none."""
+    none, but for the packed store's replies and global_models, whose rows
+    are their store table's (sqlite_arrayrecord.store.STORE_TABLES): they
+    have its primary key, so their cells have pages as the raw store's do."""
     _, rows = await query(
         db, "SELECT type FROM sqlite_master WHERE name = :t AND type IN ('table', 'view')", {"t": table}
     )
@@ -114,6 +117,9 @@ async def table_info(db, table):
     pks = [name for name, _, pk in sorted(cols, key=lambda c: c[2]) if pk]
     if not pks and rows[0][0] == "table":
         pks = ["rowid"]
+    elif not pks and table in STORE_TABLES:
+        _, keys = await query(db, "SELECT name, pk FROM pragma_table_info(:t)", {"t": STORE_TABLES[table]})
+        pks = [name for name, pk in sorted(keys, key=lambda c: c[1]) if pk]
     return [(name, typ or "") for name, typ, _ in cols], pks
 
 
