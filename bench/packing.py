@@ -112,7 +112,7 @@ def bench_round(tmp, base, reply, quick, note, report):
     from sqlite_arrayrecord.store import PACKED, RAW, schema_script
 
     clients = 4 if quick else 10
-    times, sizes, result = {}, {}, {}
+    sizes, result = {}, {}
     cons = {}
     for store in (RAW, PACKED):
         path = os.path.join(tmp, f"round_{store}.db")
