@@ -26,7 +26,13 @@ the sizes of the open files in SQLITE_TMPDIR, as
 tests/python/test_scale_safe.py does). --old PATH times another build of
 the extension (say, the last commit's) side by side, in the same turns.
 
-    /usr/bin/python3 bench/views_at_scale.py [--db PATH] [--clients 5] [--rounds 3] [--old PATH]
+The run is timed in both stores of sql/schema.sql (sqlite_arrayrecord.store):
+the raw one (replies and global_models as tables of Flower's bytes), against
+which the targets above are set, and the packed one (the default of a new
+database: the same rows, unpacked through views), each statement's time
+against the raw store's printed at the end (target <= 1.5x).
+
+    /usr/bin/python3 bench/views_at_scale.py [--db PATH] [--clients 5] [--rounds 3] [--old PATH] [--store both]
     make bench-scale
 """
 
@@ -35,6 +41,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +53,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
 
 
 def state_dict(rng):
@@ -329,6 +337,7 @@ def main(argv=None):
     ap.add_argument("--clients", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--old", help="another build of the extension to time side by side (its path, as .load takes it)")
+    ap.add_argument("--store", choices=("both", "raw", "packed"), default="both", help="which stores to time")
     ap.add_argument("--child", nargs=3, metavar=("DB", "TMPDIR", "RECORD"), help=argparse.SUPPRESS)
     ap.add_argument("--cold", nargs=2, metavar=("DB", "NAME"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -382,6 +391,7 @@ def main(argv=None):
                     marks,
                 )
             )
+        print("TIMES " + json.dumps({name: t for name, t, *_ in rows}))
         if args.old:
             print(
                 "old s: the old build running today's SQL; n/a where it cannot (a column or function it lacks): "
@@ -412,10 +422,52 @@ def main(argv=None):
         os.mkdir(folder)
         # SQLite reads SQLITE_TMPDIR once, when it starts: a child process
         env = dict(os.environ, SQLITE_TMPDIR=folder)
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", db, folder, str(record)]
-        rc = subprocess.call(cmd + (["--old", args.old] if args.old else []), env=env)
+        dbs = _stores(db, tmp, args.store)
+        times, rc = {}, 0
+        for store, path in dbs:
+            print(f"== the {store} store ({os.path.getsize(path) / 1e6:.0f} MB file)", flush=True)
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", path, folder, str(record)]
+            out = subprocess.run(
+                cmd + (["--old", args.old] if args.old else []), env=env, capture_output=True, text=True
+            )
+            rc = rc or out.returncode
+            for line in out.stdout.splitlines():
+                if line.startswith("TIMES "):
+                    times[store] = json.loads(line[6:])
+                else:
+                    print(line)
+            sys.stderr.write(out.stderr)
+        if "raw" in times and "packed" in times:
+            print("packed store / raw store, each statement (target <= 1.5x):")
+            for name, t_raw in times["raw"].items():
+                ratio = times["packed"][name] / t_raw
+                print(
+                    "  %-46s %7.3f s %7.3f s %6.2fx  %s"
+                    % (name, t_raw, times["packed"][name], ratio, verdict(ratio, 1.5))
+                )
         print("load average after: %s" % (os.getloadavg(),))
         return rc
+
+
+def _stores(db, tmp, which):
+    """[(store, path)]: the database as built (raw), and a copy packed with
+    sqlite_arrayrecord.store.pack_database, as `which` asks."""
+    from sqlite_arrayrecord.store import pack_database
+
+    out = []
+    if which in ("raw", "both"):
+        out.append(("raw", db))
+    if which in ("packed", "both"):
+        packed = os.path.join(tmp, "packed.db")
+        shutil.copy(db, packed)
+        t = time.perf_counter()
+        before, after = pack_database(packed)
+        print(
+            "packed a copy: %.0f MB -> %.0f MB (%.3f) in %.1f s"
+            % (before / 1e6, after / 1e6, after / before, time.perf_counter() - t)
+        )
+        out.append(("packed", packed))
+    return out
 
 
 if __name__ == "__main__":

@@ -137,29 +137,32 @@ CREATE TABLE IF NOT EXISTS rounds (
 -- array as byte planes compressed with zstd, or as its difference from a
 -- base record; bit for bit, see docs/formats.md) in reply_store and
 -- model_store, and read and written under their names of the raw store:
--- replies and global_models are views that unpack each row, with INSTEAD
--- OF triggers that check a record as the raw store's CHECK constraints do
--- (ar_check / rd_check, with the reason) and pack it.
+-- replies, global_models and client_updates are views that unpack each
+-- row, replies and global_models with INSTEAD OF triggers that check a
+-- record as the raw store's CHECK constraints do (ar_check / rd_check,
+-- with the reason) and pack it.
 --
--- The bases, so that unpacking any row needs two unpackings at most and
--- never a chain: a train reply of round r is packed against the global
--- model of round r - 1 (the model the client received); the global model
--- of round r against the keyframe of its run, the global model of round
--- r - r % 10 (rounds 0, 10, 20, ...: packed without a base). A row's
--- base_round names its base (NULL: none), and a record without one is
--- packed on its own: an evaluate reply, the first global model, a round
--- whose base is not logged. Records under 1 KiB (an evaluate reply's
--- metrics) are kept as they are (packed = 0): packing would make them
--- larger. runs.options decides per run: {"packed": false} stores its rows
--- as they are, {"lossy": "float16"} (or "bfloat16") packs its train
--- replies' updates to that float (ar_pack's lossy option: never global
--- models or the strategy state; LoggingStrategy(lossy=...)).
+-- Bases: a train reply of round r is packed against the global model of
+-- round r - 1 (the model the client received: a reply's update is what
+-- differs, about 0.55 of its bytes on real runs); base_round names it. A
+-- global model is packed on its own (byte planes and zstd, about 0.85), so
+-- that unpacking any row needs at most one other record unpacked first,
+-- itself packed without a base: never a chain. An evaluate reply, and a
+-- train reply whose base is not in the database, are packed on their own
+-- too. Records under 1 KiB (an evaluate reply's metrics) are kept as they
+-- are (packed = 0): packing would make them larger. runs.options decides
+-- per run: {"packed": false} stores its rows as they are, {"lossy":
+-- "float16"} (or "bfloat16") packs its train replies' updates to that
+-- float (ar_pack's lossy option: never global models or the strategy
+-- state; LoggingStrategy(lossy=...)).
 --
--- Deleting or changing a global model that is another row's base first
--- repacks those rows without a base (model_store_detach), so no row is
+-- Deleting or changing a global model that is a reply's base first
+-- repacks those replies without a base (model_store_detach), so no row is
 -- left that cannot be unpacked; deleting a whole run deletes its rows.
 -- Write through the views: a row written into a store table directly is
--- not checked.
+-- not checked. The views read one table each (the base through a scalar
+-- subquery, not a join), so that SQLite can flatten them into any query,
+-- the right side of a LEFT JOIN included, rather than copy them whole.
 CREATE TABLE IF NOT EXISTS reply_store (
   run          INTEGER NOT NULL,
   round        INTEGER NOT NULL,
@@ -171,6 +174,7 @@ CREATE TABLE IF NOT EXISTS reply_store (
   reply_to     TEXT,
   content      BLOB,                                          -- rd_pack(content, base) when packed = 1
   packed       INTEGER NOT NULL DEFAULT 0 CHECK (packed IN (0, 1)),
+  metrics      TEXT,                                          -- rd_metrics(content) of a reply with one MetricRecord
   base_round   INTEGER CHECK (base_round IS NULL OR packed = 1 AND base_round = round - 1),
   error_code   INTEGER,
   error_reason TEXT,
@@ -183,9 +187,8 @@ CREATE TABLE IF NOT EXISTS reply_store (
 CREATE TABLE IF NOT EXISTS model_store (
   run        INTEGER NOT NULL,
   round      INTEGER NOT NULL,
-  rec        BLOB    NOT NULL,                                -- ar_pack(rec, keyframe) when packed = 1
+  rec        BLOB    NOT NULL,                                -- ar_pack(rec) when packed = 1
   packed     INTEGER NOT NULL DEFAULT 0 CHECK (packed IN (0, 1)),
-  base_round INTEGER CHECK (base_round IS NULL OR packed = 1 AND base_round < round),
   PRIMARY KEY (run, round),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
@@ -196,29 +199,53 @@ CREATE TABLE IF NOT EXISTS model_store (
 CREATE VIEW IF NOT EXISTS replies AS
 SELECT s.run, s.round, s.phase, s.pos, s.client, s.node_id, s.message_id, s.reply_to,
        CASE WHEN s.packed = 0 THEN s.content
-            ELSE rd_unpack(s.content, (SELECT g.rec FROM global_models AS g
-                                       WHERE g.run = s.run AND g.round = s.base_round)) END AS content,
+            ELSE rd_unpack(s.content, (SELECT CASE WHEN m.packed = 0 THEN m.rec ELSE ar_unpack(m.rec) END
+                                       FROM model_store AS m WHERE m.run = s.run AND m.round = s.base_round)) END
+         AS content,
        s.error_code, s.error_reason
 FROM reply_store AS s;
 
 -- The global model the server holds after each round (round 0: the initial model).
 CREATE VIEW IF NOT EXISTS global_models AS
-SELECT m.run, m.round,
-       CASE WHEN m.packed = 0 THEN m.rec
-            ELSE ar_unpack(m.rec, (SELECT CASE WHEN k.packed = 0 THEN k.rec ELSE ar_unpack(k.rec) END
-                                   FROM model_store AS k WHERE k.run = m.run AND k.round = m.base_round)) END AS rec
-FROM model_store AS m;
+SELECT run, round, CASE WHEN packed = 0 THEN rec ELSE ar_unpack(rec) END AS rec
+FROM model_store;
+
+-- What each client sent back in a round: its model (or model update) as a
+-- Flower ArrayRecord, the number of examples it trained on (the FedAvg
+-- weight) and its other metrics — read from the train replies' contents
+-- (one ArrayRecord and one MetricRecord each, as Flower's FedAvg requires).
+-- The metrics come from reply_store.metrics, kept when the reply was
+-- written, so that reading them unpacks nothing (a reply whose metrics
+-- were not kept, having none or several MetricRecords, is read as the raw
+-- store reads it).
+CREATE VIEW IF NOT EXISTS client_updates AS
+SELECT run, round, client,
+       json_extract(coalesce(metrics, rd_metrics(content)), '$."num-examples"') AS num_examples,
+       json_remove(coalesce(metrics, rd_metrics(content)), '$."num-examples"') AS metrics,
+       rd_array_record(content) AS rec,
+       pos, node_id
+FROM (SELECT s.run, s.round, s.client, s.metrics, s.pos, s.node_id,
+             CASE WHEN s.packed = 0 THEN s.content
+                  ELSE rd_unpack(s.content, (SELECT CASE WHEN m.packed = 0 THEN m.rec ELSE ar_unpack(m.rec) END
+                                             FROM model_store AS m WHERE m.run = s.run AND m.round = s.base_round)) END
+               AS content
+      FROM reply_store AS s
+      WHERE s.phase = 'train' AND s.content IS NOT NULL);
 
 CREATE TRIGGER IF NOT EXISTS replies_insert INSTEAD OF INSERT ON replies
 BEGIN
   SELECT rd_check(NEW.content) WHERE NEW.content IS NOT NULL;
   INSERT INTO reply_store(run, round, phase, pos, client, node_id, message_id, reply_to,
-                          content, packed, base_round, error_code, error_reason)
+                          content, packed, metrics, base_round, error_code, error_reason)
   SELECT NEW.run, NEW.round, p.phase, NEW.pos, NEW.client, NEW.node_id, NEW.message_id, NEW.reply_to,
          CASE WHEN p.pack THEN rd_pack(NEW.content, (SELECT rec FROM global_models WHERE run = NEW.run AND round = p.base),
                                        CASE WHEN p.base IS NOT NULL AND p.lossy IS NOT NULL THEN json_object('lossy', p.lossy) END)
               ELSE NEW.content END,
-         p.pack, CASE WHEN p.pack THEN p.base END, NEW.error_code, NEW.error_reason
+         p.pack,
+         CASE WHEN NEW.content IS NOT NULL
+               AND (SELECT count(*) FROM record_dict(NEW.content) WHERE kind = 'metric') = 1
+              THEN rd_metrics(NEW.content) END,
+         CASE WHEN p.pack THEN p.base END, NEW.error_code, NEW.error_reason
   FROM (SELECT coalesce(NEW.phase, 'train') AS phase,
                NEW.content IS NOT NULL AND length(NEW.content) >= 1024
                  AND coalesce(json_extract(r.options, '$.packed'), 1) AS pack,
@@ -245,15 +272,10 @@ CREATE TRIGGER IF NOT EXISTS global_models_insert INSTEAD OF INSERT ON global_mo
 BEGIN
   SELECT RAISE(ABORT, 'global_models: rec must not be NULL') WHERE NEW.rec IS NULL;
   SELECT ar_check(NEW.rec, 'nonempty');
-  INSERT INTO model_store(run, round, rec, packed, base_round)
-  SELECT NEW.run, NEW.round,
-         CASE WHEN p.pack THEN ar_pack(NEW.rec, (SELECT rec FROM global_models WHERE run = NEW.run AND round = p.base))
-              ELSE NEW.rec END,
-         p.pack, CASE WHEN p.pack THEN p.base END
+  INSERT INTO model_store(run, round, rec, packed)
+  SELECT NEW.run, NEW.round, CASE WHEN p.pack THEN ar_pack(NEW.rec) ELSE NEW.rec END, p.pack
   FROM (SELECT length(NEW.rec) >= 1024
-                 AND coalesce(json_extract((SELECT options FROM runs WHERE run = NEW.run), '$.packed'), 1) AS pack,
-               (SELECT round FROM model_store WHERE run = NEW.run AND round = NEW.round - NEW.round % 10
-                  AND round < NEW.round AND base_round IS NULL) AS base) AS p;
+                 AND coalesce(json_extract((SELECT options FROM runs WHERE run = NEW.run), '$.packed'), 1) AS pack) AS p;
 END;
 
 CREATE TRIGGER IF NOT EXISTS global_models_delete INSTEAD OF DELETE ON global_models
@@ -267,18 +289,13 @@ BEGIN
   INSERT INTO global_models(run, round, rec) VALUES (NEW.run, NEW.round, NEW.rec);
 END;
 
--- A global model about to go that is another row's base: those rows are
+-- A global model about to go that is a reply's base: those replies are
 -- repacked without a base first (what they unpack to does not change).
 -- Not when its run is being deleted (its rows go with it).
 CREATE TRIGGER IF NOT EXISTS model_store_detach BEFORE DELETE ON model_store
 WHEN EXISTS (SELECT 1 FROM runs WHERE run = OLD.run)
- AND (EXISTS (SELECT 1 FROM model_store WHERE run = OLD.run AND round > OLD.round AND base_round = OLD.round)
-      OR EXISTS (SELECT 1 FROM reply_store WHERE run = OLD.run AND round = OLD.round + 1 AND base_round = OLD.round))
+ AND EXISTS (SELECT 1 FROM reply_store WHERE run = OLD.run AND round = OLD.round + 1 AND base_round = OLD.round)
 BEGIN
-  UPDATE model_store
-  SET rec = ar_pack(ar_unpack(rec, (SELECT rec FROM global_models WHERE run = OLD.run AND round = OLD.round))),
-      base_round = NULL
-  WHERE run = OLD.run AND round > OLD.round AND base_round = OLD.round;
   UPDATE reply_store
   SET content = rd_pack(rd_unpack(content, (SELECT rec FROM global_models WHERE run = OLD.run AND round = OLD.round))),
       base_round = NULL
@@ -296,19 +313,6 @@ CREATE INDEX IF NOT EXISTS client_updates_by_client ON reply_store(client, run, 
 -- GROUP BY round, the usual question over a single-run database.
 CREATE INDEX IF NOT EXISTS client_updates_by_round ON reply_store(round, run);
 -- <<< packed store
-
--- What each client sent back in a round: its model (or model update) as a
--- Flower ArrayRecord, the number of examples it trained on (the FedAvg
--- weight) and its other metrics — read from the train replies' contents
--- (one ArrayRecord and one MetricRecord each, as Flower's FedAvg requires).
-CREATE VIEW IF NOT EXISTS client_updates AS
-SELECT run, round, client,
-       json_extract(rd_metrics(content), '$."num-examples"') AS num_examples,
-       json_remove(rd_metrics(content), '$."num-examples"') AS metrics,
-       rd_array_record(content) AS rec,
-       pos, node_id
-FROM replies
-WHERE phase = 'train' AND content IS NOT NULL;
 
 CREATE TRIGGER IF NOT EXISTS client_updates_insert INSTEAD OF INSERT ON client_updates
 BEGIN

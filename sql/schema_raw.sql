@@ -31,6 +31,19 @@ CREATE TABLE IF NOT EXISTS replies (
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
 );
 
+-- What each client sent back in a round: its model (or model update) as a
+-- Flower ArrayRecord, the number of examples it trained on (the FedAvg
+-- weight) and its other metrics — read from the train replies' contents
+-- (one ArrayRecord and one MetricRecord each, as Flower's FedAvg requires).
+CREATE VIEW IF NOT EXISTS client_updates AS
+SELECT run, round, client,
+       json_extract(rd_metrics(content), '$."num-examples"') AS num_examples,
+       json_remove(rd_metrics(content), '$."num-examples"') AS metrics,
+       rd_array_record(content) AS rec,
+       pos, node_id
+FROM replies
+WHERE phase = 'train' AND content IS NOT NULL;
+
 -- The global model the server holds after each round (round 0: the initial model).
 CREATE TABLE IF NOT EXISTS global_models (
   run   INTEGER NOT NULL,

@@ -213,7 +213,7 @@ static void unpack_destroy(void *p) { unpack_conn_release(((unpack_fn *)p)->conn
 /* ar_unpack(packed [, base]), rd_unpack(packed [, base]) */
 static void unpack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   packed_cache *cache = ((unpack_fn *)sqlite3_user_data(ctx))->conn->cache;
-  int kind = SQL_OP(ctx), rc;
+  int kind = SQL_OP(ctx), rc, keep;
   const unsigned char *p, *base = NULL;
   unsigned char *rec;
   uint64_t n, base_n = 0, size;
@@ -247,13 +247,18 @@ static void unpack_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc == CODEC_OK && !(rec = shared_alloc(v.h.size))) rc = codec_nomem(&err);
   if (rc == CODEC_OK) rc = packed_decode_into(&v, base, base_n, rec, &err);
   size = v.h.size;
+  keep = !(v.h.flags & PACKED_HAS_BASE);
   packed_view_clear(&v);
   if (rc != CODEC_OK) {
     shared_release(rec);
     sql_codec_error(ctx, rc, &err);
     return;
   }
-  packed_cache_put(cache, p, n, rec, size);
+  /* Kept: what is unpacked without a base, the bases of the packed store
+  ** (global models), read again for every reply packed against them. A
+  ** record unpacked against a base (a reply) is read once per query, and
+  ** keeping it would cost a copy of its packed bytes (the cache's key). */
+  if (keep) packed_cache_put(cache, p, n, rec, size);
   sqlite3_result_blob64(ctx, rec, size, shared_release);
 }
 

@@ -44,6 +44,7 @@ _PACKED_OBJECTS = (
     ("TRIGGER", "global_models_delete"),
     ("TRIGGER", "global_models_update"),
     ("TRIGGER", "model_store_detach"),
+    ("VIEW", "client_updates"),
     ("VIEW", "replies"),
     ("VIEW", "global_models"),
     ("TABLE", "reply_store"),
@@ -122,8 +123,7 @@ def _verify(con, what, left, right, keys):
 def pack_database(path, lossy=None):
     """Converts the database at path to the packed store: every global model
     and reply packed as sql/schema.sql packs them (train replies against the
-    global model of the round before, global models against their run's
-    keyframe), every row checked to unpack to the bytes it had, in one
+    global model of the round before, global models on their own), every row checked to unpack to the bytes it had, in one
     transaction; then VACUUM, so that the file shrinks. lossy ("float16" or
     "bfloat16") packs train replies' updates to that float (not bit for bit:
     only those are not checked). A database already packed is packed again
@@ -194,7 +194,7 @@ def _move(con, store, target, lossy):
         )
     else:
         con.execute("UPDATE runs SET options = json_patch(coalesce(options, '{}'), '{\"packed\": false}')")
-    # Global models first and in round order: keyframes before what is packed against them.
+    # Global models first: the replies are packed against them.
     con.execute(
         "INSERT INTO global_models(run, round, rec) SELECT run, round, rec FROM _old_models ORDER BY run, round"
     )
