@@ -17,7 +17,7 @@
 ** memcpy_warm; the packed sizes' ratios ratio_base and ratio_alone.
 */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
-#include <malloc.h> /* malloc_usable_size (glibc; the bench runs on Linux) */
+#include <malloc.h>             /* malloc_usable_size (glibc; the bench runs on Linux) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,10 +120,10 @@ int main(int argc, char **argv) {
   {
     int threads = pool_configure(1, 0); /* one core; the pool's default put back for the threads' figure */
     printf("encode_base %.1f\n", mb / encode(&based, rec, n, base, base_n, runs));
-  printf("encode_alone %.1f\n", mb / encode(&alone, rec, n, NULL, 0, runs));
-  printf("decode_warm %.1f\n", mb / decode(&based, base, base_n, dst, rec, runs));
-  printf("decode_fresh %.1f\n", mb / decode(&based, base, base_n, NULL, rec, runs));
-  printf("decode_alone_warm %.1f\n", mb / decode(&alone, NULL, 0, dst, rec, runs));
+    printf("encode_alone %.1f\n", mb / encode(&alone, rec, n, NULL, 0, runs));
+    printf("decode_warm %.1f\n", mb / decode(&based, base, base_n, dst, rec, runs));
+    printf("decode_fresh %.1f\n", mb / decode(&based, base, base_n, NULL, rec, runs));
+    printf("decode_alone_warm %.1f\n", mb / decode(&alone, NULL, 0, dst, rec, runs));
     pool_configure(threads, 0);
     printf("decode_warm_threads %.1f\n", mb / decode(&based, base, base_n, dst, rec, runs));
     printf("threads %d\n", pool_threads());

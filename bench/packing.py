@@ -107,7 +107,7 @@ def bench_round(tmp, base, reply, quick, note, report):
     """FedAvg of one round's train replies read through client_updates, in a
     database of the raw store and one of the packed store (sql/schema.sql:
     the replies packed against the global model of the round before, that
-    one against its keyframe), as LoggingStrategy writes them."""
+    one on its own), as LoggingStrategy writes them."""
     sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
     from sqlite_arrayrecord.store import PACKED, RAW, schema_script
 
@@ -121,7 +121,7 @@ def bench_round(tmp, base, reply, quick, note, report):
         con.execute("INSERT INTO runs(run, name) VALUES (1, 'bench')")
         con.executemany("INSERT INTO clients(client) VALUES (?)", [(f"c{i}",) for i in range(clients)])
         con.execute("INSERT INTO rounds(run, round) VALUES (1, 0), (1, 1), (1, 2)")
-        # round 0 the keyframe, round 1 the model the round-2 clients started from (packed against round 0)
+        # round 1's global model is the one the round-2 clients started from
         con.execute("INSERT INTO global_models VALUES (1, 0, ?)", (base,))
         con.execute("INSERT INTO global_models VALUES (1, 1, ?)", (reply,))
         for i in range(clients):  # distinct replies: the client's model with a little noise of its own
@@ -147,9 +147,10 @@ def bench_round(tmp, base, reply, quick, note, report):
         f"raw and packed stores"
     )
     note("""ar_mean(rec, num_examples) over client_updates of one round (rd_array_record of each reply;
-            in the packed store, rd_unpack against the round's base, itself unpacked against its
-            keyframe: the connection's cache of unpacked records serves the bases after the first row).
-            One connection per store, in turns, best of 3; unpacking on the pool's threads.""")
+            in the packed store, rd_unpack against the round's base, the global model of the round
+            before, itself unpacked from its row: the connection's cache of unpacked records serves it
+            after the first row). One connection per store, in turns, best of 3; unpacking on the
+            pool's threads.""")
     print(f"  {'raw store':<52}{t_raw:7.3f} s   {sizes[RAW] / 1e6:7.1f} MB stored")
     print(f"  {'packed store':<52}{t_packed:7.3f} s   {sizes[PACKED] / 1e6:7.1f} MB stored")
     ratio = t_packed / t_raw

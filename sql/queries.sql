@@ -107,12 +107,16 @@ ORDER BY c.norm_diff DESC;
 -- name: fedavg_check
 -- Recompute a round's FedAvg from the client updates and compare it with
 -- the global model the server stored (the round_fedavg view's numbers, one
--- round at a time: no round's mean is held beyond its row).
+-- round at a time: no round's mean is held beyond its row). lossy_replies
+-- is NULL for a run whose replies are stored exactly, else the float they
+-- were stored as (LoggingStrategy(lossy=...)): such a run's global models
+-- are not the FedAvg of its stored replies, and need not match.
 SELECT g.round,
        (SELECT count(*) FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round) AS clients,
        (SELECT sum(u.num_examples) FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round) AS num_examples,
        ar_allclose((SELECT ar_mean(u.rec, u.num_examples) FROM client_updates AS u WHERE u.run = g.run AND u.round = g.round),
-                   g.rec, 1e-5, 1e-6) AS matches_stored_global_model
+                   g.rec, 1e-5, 1e-6) AS matches_stored_global_model,
+       json_extract((SELECT options FROM runs WHERE run = g.run), '$.lossy') AS lossy_replies
 FROM global_models AS g
 WHERE coalesce(:run, json_extract('{}', 'parameter :run is not set')) IS NOT NULL
   AND g.run = :run

@@ -105,8 +105,7 @@ static void emit(unsigned char *dst, const unsigned char *src, uint64_t n) {
 
 /* One chunk: its planes decompressed into tmp (8 planes of a chunk) with
 ** dctx, merged into place. err gets the reason of a failure. */
-static int unpack_chunk(const packed_view *v, const chunk_job *J, ZSTD_DCtx *dctx, unsigned char *tmp,
-                        codec_err *err) {
+static int unpack_chunk(const packed_view *v, const chunk_job *J, ZSTD_DCtx *dctx, unsigned char *tmp, codec_err *err) {
   static const int bp_mode[] = {0, BP_PLAIN, BP_DIFF, BP_XOR};
   const packed_entry *e = J->e;
   int planes = packed_entry_plane_count(e), k, rc;
@@ -121,8 +120,8 @@ static int unpack_chunk(const packed_view *v, const chunk_job *J, ZSTD_DCtx *dct
       if (rc != CODEC_CORRUPT) return rc;
       memcpy(why, err->msg, sizeof(why));
       return codec_fail(err, CODEC_CORRUPT, PACKED_BLOB " corrupt at byte %llu (array '%s', chunk %llu, plane %d): %s",
-                        (unsigned long long)at, codec_quote(q, sizeof(q), e->key.p, e->key.n),
-                        (unsigned long long)J->c, k, why);
+                        (unsigned long long)at, codec_quote(q, sizeof(q), e->key.p, e->key.n), (unsigned long long)J->c,
+                        k, why);
     }
     at += size;
   }

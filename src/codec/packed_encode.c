@@ -5,8 +5,12 @@
 ** One pass over the arrays, in the BLOB's order: each payload's mode is
 ** chosen from estimates (math/planes.h's bp_estimate: the order-0 entropy
 ** of each candidate's planes on a sample of the array), the chosen one is
-** written straight into the result, and it falls back to raw when it came
-** out no smaller. The meta section goes last, so the data needs no copy.
+** written into the result, and it falls back to raw when it came out no
+** smaller. The meta section goes last, so the data needs no copy. A large
+** payload's chunks (exact modes) are compressed among the pool's threads
+** (math/pool.h), each into a slot of its own, then laid out in order: every
+** chunk is one zstd frame per plane made alone, so the bytes are the same
+** on any number of threads.
 */
 #include <string.h>
 
@@ -16,6 +20,7 @@
 #include "codec/xxh64.h"
 #include "codec/zst.h"
 #include "math/planes.h"
+#include "math/pool.h"
 
 /* One array payload of the BLOB being packed. */
 typedef struct span {
@@ -100,6 +105,96 @@ static const unsigned char *base_payload(const encoder *E, const span *s, int *r
   if (b.bytes.n != s->pl.bytes.n || b.width != s->pl.width || b.big != s->pl.big) return NULL;
   *real = b.real && s->pl.real;
   return b.bytes.p;
+}
+
+/* The chunks of one payload in an exact mode, compressed in parallel:
+** chunk c's planes go to slot + c * stride, their sizes to size[c * planes
+** + k]. A part that fails (memory) sets rc. */
+typedef struct plane_work {
+  const span *s;
+  const unsigned char *base;
+  int mode, planes, level;
+  uint64_t chunk, chunks, stride;
+  unsigned char *slot;
+  uint64_t *size;
+  ZSTD_CCtx *cctx;    /* the encoder's, for a part that is the whole payload */
+  unsigned char *tmp; /* the encoder's, likewise */
+  int rc;
+} plane_work;
+
+static void plane_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *scratch) {
+  static const int bp_mode[] = {0, BP_PLAIN, BP_DIFF, BP_XOR};
+  plane_work *W = (plane_work *)ctx;
+  const span *s = W->s;
+  int width = s->pl.width, k, whole = begin == 0 && end == W->chunks * W->chunk;
+  uint64_t items = s->pl.bytes.n / (uint64_t)width, c;
+  ZSTD_CCtx *cctx = whole ? W->cctx : zst_cctx(W->level);
+  unsigned char *tmp = whole ? W->tmp : codec_malloc((uint64_t)8 * W->chunk), *pl[8];
+  (void)scratch;
+  if (!cctx || !tmp) {
+    W->rc = CODEC_NOMEM;
+  } else {
+    for (k = 0; k < 8; k++) pl[k] = tmp + (uint64_t)k * W->chunk;
+    for (c = begin / W->chunk; c < end / W->chunk; c++) {
+      uint64_t first = c * W->chunk, m = items - first < W->chunk ? items - first : W->chunk, at = 0;
+      bp_split(s->pl.bytes.p + first * (uint64_t)width, W->base ? W->base + first * (uint64_t)width : NULL, m, width,
+               s->pl.big, bp_mode[W->mode], pl);
+      for (k = 0; k < W->planes; k++) {
+        size_t got = ZSTD_compress2(cctx, W->slot + c * W->stride + at, W->stride - at, pl[k], (size_t)m);
+        if (ZSTD_isError(got)) { /* the bound holds: only memory can fail */
+          W->rc = CODEC_NOMEM;
+          break;
+        }
+        W->size[c * (uint64_t)W->planes + (uint64_t)k] = got;
+        at += got;
+      }
+    }
+  }
+  if (!whole) {
+    ZSTD_freeCCtx(cctx);
+    codec_free(tmp);
+  }
+}
+
+/* An exact mode's planes of a payload large enough to split: compressed
+** among the pool's threads, then written as write_planes writes them. */
+static int write_planes_parallel(encoder *E, const span *s, const unsigned char *base, int mode, uint64_t *stored) {
+  buf_t *out = E->out;
+  plane_work W;
+  int width = s->pl.width, k;
+  uint64_t items = s->pl.bytes.n / (uint64_t)width, chunk = (uint64_t)1 << E->opt->chunk_log2;
+  uint64_t chunks = items / chunk + (items % chunk != 0), at = out->n, table = out->n, c, total, sizes;
+  memset(&W, 0, sizeof(W));
+  W.s = s, W.base = base, W.mode = mode, W.planes = width, W.level = E->opt->level, W.chunk = chunk, W.chunks = chunks;
+  W.stride = (uint64_t)width * ZSTD_compressBound((size_t)chunk);
+  W.cctx = E->cctx, W.tmp = E->tmp;
+  if (size_mul(chunks, W.stride, &total) || size_mul(chunks * (uint64_t)width, sizeof(uint64_t), &sizes) ||
+      !(W.slot = codec_malloc(total)) || !(W.size = codec_malloc(sizes))) {
+    codec_free(W.slot);
+    return codec_nomem(E->err);
+  }
+  pool_run(chunks * chunk, chunk, plane_part, &W, NULL);
+  if (W.rc != CODEC_OK) {
+    codec_free(W.slot);
+    codec_free(W.size);
+    return codec_nomem(E->err);
+  }
+  xxh64_update(&E->hash, s->pl.bytes.p, s->pl.bytes.n);
+  if (buf_extend(out, chunks * (uint64_t)width * 4)) {
+    for (c = 0; c < chunks && out->rc == CODEC_OK; c++) {
+      uint64_t from = 0;
+      for (k = 0; k < width; k++) {
+        uint64_t got = W.size[c * (uint64_t)width + (uint64_t)k];
+        packed_put32(out->p + table + (c * (uint64_t)width + (uint64_t)k) * 4, (uint32_t)got);
+        buf_append(out, W.slot + c * W.stride + from, got);
+        from += got;
+      }
+    }
+  }
+  codec_free(W.slot);
+  codec_free(W.size);
+  *stored = out->n - at;
+  return out->rc;
 }
 
 /* Write the planes of one payload (mode PACKED_PLANES, DIFF, XOR or LOSSY)
@@ -193,7 +288,14 @@ static int pack_span(encoder *E, const span *s) {
       }
     }
     if (mode == PACKED_RAW && cand != PACKED_RAW) {
-      if ((rc = write_planes(E, s, base, cand, n, &max_error, &stored)) != CODEC_OK) return rc;
+      /* large payloads among the pool's threads (the same bytes: chunks are
+      ** compressed alone); small ones here, stopping once raw is smaller */
+      if (pool_threads() > 1 && n / (uint64_t)width >= pool_min_elements() &&
+          n / (uint64_t)width >= ((uint64_t)2 << E->opt->chunk_log2))
+        rc = write_planes_parallel(E, s, base, cand, &stored);
+      else
+        rc = write_planes(E, s, base, cand, n, &max_error, &stored);
+      if (rc != CODEC_OK) return rc;
       if (stored < n)
         mode = cand;
       else

@@ -440,7 +440,9 @@ def _check_logged_run(sar, db, name, run, flower_result, replayed):
         rows["diff_checkpoints"] = con.execute(q["diff_checkpoints"], dict(p, round_a=0, round_b=ROUNDS)).fetchall()
         assert len(rows["diff_checkpoints"]) == 4 and all(r[1] > 0 for r in rows["diff_checkpoints"]), rows
         rows["fedavg_check"] = con.execute(q["fedavg_check"], p).fetchall()
-        assert rows["fedavg_check"] == [(r, NODES, rows["fedavg_check"][r - 1][2], 1) for r in range(1, ROUNDS + 1)], (
+        assert rows["fedavg_check"] == [
+            (r, NODES, rows["fedavg_check"][r - 1][2], 1, None) for r in range(1, ROUNDS + 1)
+        ], (
             rows
         )
         rows["shrink_to_float16"] = con.execute(q["shrink_to_float16"], p).fetchall()

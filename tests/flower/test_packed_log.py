@@ -17,6 +17,7 @@ import tempfile
 
 import numpy as np
 import realruns
+from arlib import recipes
 from flwr.app import Array, ArrayRecord, MetricRecord, RecordDict
 from flwr.serverapp.strategy import FedAvg
 from runner import Skip
@@ -115,6 +116,11 @@ def test_a_packed_log_costs_less_bit_for_bit():
             ):
                 if name != "lossy":
                     assert content in sent(rounds, rnd), (name, rnd, pos)
+            # fedavg_check says which runs' replies are lossy (their global models need not match)
+            check = con.execute(recipes()["fedavg_check"], {"run": 1}).fetchall()
+            assert [r[4] for r in check] == [("float16" if name == "lossy" else None)] * ROUNDS, check
+            if name != "lossy":
+                assert all(r[3] == 1 for r in check), check
             con.close()
             sizes[name] = (file_size(db), raw)
         for name in ("packed", "lossy"):

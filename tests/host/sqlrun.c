@@ -19,6 +19,11 @@
 ** Built with -DAR_STATIC_EXT the extension is linked in and registered with
 ** sqlite3_auto_extension instead of loaded (sanitizer and OOM builds).
 **
+** A file whose first line is "-- prelude: PATH" (say, sql/schema.sql) has
+** PATH's statements run first, quietly (only an error is printed), so that
+** its golden file holds its own statements alone; oomrun runs them as part
+** of the file, under allocation failures too.
+**
 ** Test-only helpers registered here: readfile(path) and writefile(path, blob),
 ** as in the sqlite3 CLI, and limit_length(n), which sets SQLITE_LIMIT_LENGTH.
 */
@@ -196,6 +201,39 @@ static char *slurp(const char *path) {
   return buf;
 }
 
+/* The PATH of a first line "-- prelude: PATH" (malloc'd), else NULL. */
+static char *prelude_path(const char *sql) {
+  static const char tag[] = "-- prelude: ";
+  size_t n;
+  char *path;
+  if (strncmp(sql, tag, sizeof(tag) - 1) != 0) return NULL;
+  sql += sizeof(tag) - 1;
+  n = strcspn(sql, "\r\n");
+  while (n && sql[n - 1] == ' ') n--;
+  if (!(path = malloc(n + 1))) return NULL;
+  memcpy(path, sql, n);
+  path[n] = 0;
+  return path;
+}
+
+/* The prelude of sql, run quietly; 0, or 1 when it failed (said on stdout). */
+static int run_prelude(sqlite3 *db, const char *sql) {
+  char *path = prelude_path(sql), *text, *err = NULL;
+  int failed = 0;
+  if (!path) return 0;
+  if (!(text = slurp(path))) {
+    printf("error: prelude %s: cannot read it\n", path);
+    failed = 1;
+  } else if (sqlite3_exec(db, text, NULL, NULL, &err) != SQLITE_OK) {
+    printf("error: prelude %s: %s\n", path, err ? err : "?");
+    failed = 1;
+  }
+  sqlite3_free(err);
+  free(text);
+  free(path);
+  return failed;
+}
+
 int main(int argc, char **argv) {
   const char *ext = "build/arrayrecord";
   sqlite3 *db;
@@ -216,7 +254,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "sqlrun: cannot read %s\n", argv[i]);
       return 2;
     }
-    run_sql(db, sql);
+    if (!run_prelude(db, sql)) run_sql(db, sql);
     free(sql);
     if (sqlite3_close(db) != SQLITE_OK) {
       fprintf(stderr, "sqlrun: database did not close cleanly\n");

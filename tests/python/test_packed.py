@@ -355,9 +355,9 @@ def test_the_header_and_the_docs_agree():
 
 
 def test_unpacking_on_one_thread_and_two_gives_the_same_bytes_and_errors():
-    """Chunks are unpacked among the pool's threads: the record, and the
-    error of a damaged BLOB (the first damaged chunk's), do not depend on how
-    many there are."""
+    """Chunks are packed and unpacked among the pool's threads: the packed
+    bytes, the record, and the error of a damaged BLOB (the first damaged
+    chunk's), do not depend on how many there are."""
     con = connect()
     rng = np.random.default_rng(8)
     x = rng.standard_normal(300_000).astype(np.float32)
@@ -375,13 +375,20 @@ def test_unpacking_on_one_thread_and_two_gives_the_same_bytes_and_errors():
         try:
             con = connect()  # a connection of its own: its cache of unpacked records is empty
             outs = [con.execute("SELECT ar_unpack(?, ?)", (p, base)).fetchone()[0]]
+            # packing too: the chunks are compressed among the threads, each alone
+            packs = [
+                con.execute("SELECT ar_pack(?, ?, ?)", (rec, b, o)).fetchone()[0]
+                for b, o in ((base, '{"chunk": 1024}'), (None, '{"chunk": 1024}'), (base, None))
+            ]
+            assert packs[0] == p, n
             try:
                 con.execute("SELECT ar_unpack(?, ?)", (bytes(damaged), base)).fetchone()
                 outs.append(None)
             except Exception as e:
                 outs.append(str(e))
-            got[n] = outs
+            got[n] = outs + packs
         finally:
             con.execute("SELECT ar_threads(?, 262144)", (before,))
     assert got[1][0] == got[2][0] == rec
+    assert got[1][2:] == got[2][2:]
     assert got[1][1] == got[2][1] and got[1][1].startswith("ar_unpack: packed record corrupt"), got[1][1]

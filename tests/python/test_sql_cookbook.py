@@ -235,7 +235,7 @@ def test_cookbook_recipes():
         same = con.execute(q["diff_checkpoints"], {"run": 1, "round_a": 2, "round_b": 2}).fetchall()
         assert sorted(same) == sorted((k, 0.0, 0.0, 1) for k in globals_[2]), same
         rows = con.execute(q["fedavg_check"], {"run": 1}).fetchall()
-        assert rows == [(r, len(CLIENTS), sum(CLIENTS.values()), 1) for r in range(1, ROUNDS + 1)], rows
+        assert rows == [(r, len(CLIENTS), sum(CLIENTS.values()), 1, None) for r in range(1, ROUNDS + 1)], rows
         check_replay(con, q["replay_strategies"])
         before, after = con.execute(q["shrink_to_float16"], {"run": 1}).fetchone()
         assert after < before, (before, after)
