@@ -442,9 +442,7 @@ def _check_logged_run(sar, db, name, run, flower_result, replayed):
         rows["fedavg_check"] = con.execute(q["fedavg_check"], p).fetchall()
         assert rows["fedavg_check"] == [
             (r, NODES, rows["fedavg_check"][r - 1][2], 1, None) for r in range(1, ROUNDS + 1)
-        ], (
-            rows
-        )
+        ], rows
         rows["shrink_to_float16"] = con.execute(q["shrink_to_float16"], p).fetchall()
         before, after = rows["shrink_to_float16"][0]
         assert (

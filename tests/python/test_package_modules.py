@@ -47,12 +47,14 @@ LAYOUT = {
     "torch": ["from_state_dict", "to_state_dict"],
     "tracking": ["runs", "rounds"],
     "logcheck": ["check_log"],
+    "store": ["pack_database", "unpack_database", "store_of", "schema_script"],
 }
 # The package's __all__ as it has always been (the two constants are public
 # but were never in it).
 PACKAGE_ALL = (
     "loadable_path load connect register ExtensionLoadingUnavailable to_npy from_npy to_record from_record "
-    "from_state_dict to_state_dict to_recorddict from_recorddict MetricRecord ConfigRecord runs rounds check_log"
+    "from_state_dict to_state_dict to_recorddict from_recorddict MetricRecord ConfigRecord runs rounds check_log "
+    "pack_database unpack_database store_of schema_script"
 ).split()
 
 
@@ -152,7 +154,14 @@ def test_no_module_imports_flwr_and_torch_only_lazily():
 
 def test_public_names_in_their_module_and_the_package():
     assert sar.__all__ == PACKAGE_ALL
-    assert set(package_modules()) == set(LAYOUT) | {"__init__", "_protobuf", "_packed", "__main__", "_check_cli"}
+    assert set(package_modules()) == set(LAYOUT) | {
+        "__init__",
+        "_protobuf",
+        "_packed",
+        "__main__",
+        "_check_cli",
+        "_store_cli",
+    }
     assert set(package_modules("flower")) == set(FLOWER_LAYOUT) | FLOWER_PRIVATE
     assert set(package_modules("export")) == set(EXPORT_LAYOUT) | EXPORT_PRIVATE
     export = importlib.import_module("sqlite_arrayrecord.export")
@@ -175,7 +184,11 @@ def test_public_names_in_their_module_and_the_package():
         readme = f.read()
     layout = readme.split("## Modules", 1)[1].split("\n## ", 1)[0]
     modules = (
-        set(LAYOUT) | {"_protobuf", "__main__", "_check_cli"} | set(FLOWER_LAYOUT) | FLOWER_PRIVATE | set(EXPORT_LAYOUT)
+        set(LAYOUT)
+        | {"_protobuf", "__main__", "_check_cli", "_store_cli"}
+        | set(FLOWER_LAYOUT)
+        | FLOWER_PRIVATE
+        | set(EXPORT_LAYOUT)
     )
     for modname in (modules | EXPORT_PRIVATE) - {"__init__"}:
         assert f"`{modname}.py`" in layout, modname

@@ -269,3 +269,38 @@ def test_log_of_version_0_1_0_packs():
         con.close()
         store.unpack_database(path)
         assert check_log(path) == []
+
+
+def test_the_command_line():
+    """python -m sqlite_arrayrecord pack DB / unpack DB: the sizes on stdout, exit 0; a missing
+    file exits 1 with the reason on stderr; an unknown --lossy is a usage error (2)."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "bindings", "python"))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.db")
+        raw_database(path)
+
+        def cli(*args):
+            return subprocess.run(
+                [sys.executable, "-m", "sqlite_arrayrecord", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+
+        out = cli("pack", path)
+        assert out.returncode == 0 and out.stdout.startswith(f"{path}: ") and "bytes ->" in out.stdout, out
+        con = connect(path)
+        assert store.store_of(con) == "packed"
+        con.close()
+        out = cli("unpack", path)
+        assert out.returncode == 0, out
+        con = connect(path)
+        assert store.store_of(con) == "raw"
+        con.close()
+        out = cli("pack", os.path.join(tmp, "gone.db"))
+        assert out.returncode == 1 and "no database" in out.stderr, out
+        out = cli("pack", path, "--lossy", "float8")
+        assert out.returncode == 2 and "invalid choice" in out.stderr, out

@@ -38,7 +38,9 @@ from its module too: _extension (loading, register), npy, record (with
 NUMPY_STYPE and SAFETENSORS_STYPE), recorddict (with MetricRecord and
 ConfigRecord), torch (which imports torch only when called), tracking
 (runs, rounds), logcheck (check_log: a log LoggingStrategy wrote, checked),
-and _protobuf, the wire format record and recorddict share.
+store (pack_database, unpack_database, store_of, schema_script: the packed
+and raw stores of sql/schema.sql), and _protobuf, the wire format record
+and recorddict share.
 """
 
 from ._extension import ExtensionLoadingUnavailable, connect, load, loadable_path, register
@@ -48,6 +50,7 @@ from .record import NUMPY_STYPE as NUMPY_STYPE  # constants, outside __all__ as 
 from .record import SAFETENSORS_STYPE as SAFETENSORS_STYPE
 from .record import from_record, to_record
 from .recorddict import ConfigRecord, MetricRecord, from_recorddict, to_recorddict
+from .store import pack_database, schema_script, store_of, unpack_database
 from .torch import from_state_dict, to_state_dict
 from .tracking import rounds, runs
 
@@ -70,6 +73,10 @@ __all__ = [
     "runs",
     "rounds",
     "check_log",
+    "pack_database",
+    "unpack_database",
+    "store_of",
+    "schema_script",
 ]
 
 

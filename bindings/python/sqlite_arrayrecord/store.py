@@ -26,6 +26,8 @@ import re
 
 from ._extension import connect
 
+__all__ = ["pack_database", "unpack_database", "store_of", "schema_script"]
+
 PACKED, RAW = "packed", "raw"
 # The packed store's views and the tables whose rows they present (same
 # primary key).
@@ -123,28 +125,14 @@ def _verify(con, what, left, right, keys):
 def pack_database(path, lossy=None):
     """Converts the database at path to the packed store: every global model
     and reply packed as sql/schema.sql packs them (train replies against the
-    global model of the round before, global models on their own), every row checked to unpack to the bytes it had, in one
-    transaction; then VACUUM, so that the file shrinks. lossy ("float16" or
-    "bfloat16") packs train replies' updates to that float (not bit for bit:
-    only those are not checked). A database already packed is packed again
-    (with lossy, its train replies become lossy). Returns the file's size
-    before and after, in bytes."""
+    global model of the round before, global models on their own), every row checked
+    to unpack to the bytes it had, in one transaction; then VACUUM, so that
+    the file shrinks. lossy ("float16" or "bfloat16") packs train replies'
+    updates to that float (not bit for bit: only those are not checked). A
+    database already packed is packed again (with lossy, its train replies
+    become lossy). Returns the file's size before and after, in bytes."""
     _check_lossy(lossy)
-    con, store = _open(path, "pack_database")
-    before = os.path.getsize(path)
-    try:
-        con.execute("PRAGMA foreign_keys = OFF")  # rows move between tables of the same keys
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            _move(con, store, PACKED, lossy)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("VACUUM")
-    finally:
-        con.close()
-    return before, os.path.getsize(path)
+    return _convert(path, "pack_database", PACKED, lossy)
 
 
 def unpack_database(path):
@@ -152,13 +140,17 @@ def unpack_database(path):
     global_models tables of Flower's bytes, sql/schema_raw.sql), every row
     checked to be what the packed store unpacked, in one transaction; then
     VACUUM. Returns the file's size before and after, in bytes."""
-    con, store = _open(path, "unpack_database")
+    return _convert(path, "unpack_database", RAW, None)
+
+
+def _convert(path, fn, target, lossy):
+    con, store = _open(path, fn)
     before = os.path.getsize(path)
     try:
-        con.execute("PRAGMA foreign_keys = OFF")
+        con.execute("PRAGMA foreign_keys = OFF")  # rows move between tables of the same keys
         con.execute("BEGIN IMMEDIATE")
         try:
-            _move(con, store, RAW, None)
+            _move(con, store, target, lossy)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
