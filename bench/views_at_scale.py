@@ -105,14 +105,16 @@ def resnet18_shapes():
 
 
 def build(path, clients, rounds):
+    """The run, in the raw store."""
     from arlib import connect, record_bytes
+
+    from sqlite_arrayrecord.store import RAW, schema_script
 
     rng = np.random.default_rng(1)
     model, origin = state_dict(rng)
     con = connect(path)
     con.execute("PRAGMA page_size = 65536")
-    with open(os.path.join(ROOT, "sql", "schema.sql"), encoding="utf-8") as f:
-        con.executescript(f.read())
+    con.executescript(schema_script(RAW))
     con.execute("INSERT INTO runs(run, name) VALUES (1, 'resnet18')")
     names = ["client%d" % i for i in range(clients)]
     con.executemany("INSERT INTO clients(client) VALUES (?)", [(c,) for c in names])

@@ -16,7 +16,8 @@ sends SIGKILL), so that the moment is hit wherever it falls. After each
 kill: PRAGMA integrity_check is ok, every round in the log is complete
 (rounds, global models, digests: check_log finds nothing), and the next
 process resumes. At the end the run's every global model equals an
-uninterrupted run's, bit for bit.
+uninterrupted run's, bit for bit. The log is LoggingStrategy's default, the
+packed store (every model packed, each reply against its base).
 
     python tests/flower/soak.py [--kills 20] [--seed 1] [--dir DIR]   # make soak
     python tests/flower/soak.py --child DB PLAN                        # one process of the run
@@ -190,6 +191,8 @@ def _same_as_uninterrupted(db, folder):
     q = "SELECT round, rec FROM global_models ORDER BY round"
     a, b = sar.connect(db, detect_types=0), sar.connect(ref, detect_types=0)
     try:
+        # the default log, the one soaked: the packed store, its models packed
+        assert sar.store_of(a) == "packed" and a.execute("SELECT min(packed) FROM model_store").fetchone()[0] == 1
         got, want = a.execute(q).fetchall(), b.execute(q).fetchall()
         assert len(want) == ROUNDS + 1 and got == want, "the soaked run's global models are not the uninterrupted run's"
         q = "SELECT round, state FROM strategy_state"

