@@ -92,9 +92,12 @@ WHERE c.position IS NOT NULL;
 -- bytes, and Flower's count_bytes (ar_count_bytes: stored data plus key
 -- lengths), from one array_record pass per model (each function of the
 -- record on its own would make SQLite read the BLOB again for each); the
--- GROUP BY follows the primary key.
+-- GROUP BY follows the primary key. bytes is read once per model, after
+-- grouping (inside the aggregate it would be read again for every array:
+-- in the packed store, unpacked again).
 CREATE VIEW IF NOT EXISTS model_sizes AS
 SELECT g.run, g.round, count(a.key) AS arrays, coalesce(sum(a.numel), 0) AS parameters,
-       max(length(g.rec)) AS bytes, coalesce(sum(a.nbytes + length(a.key)), 0) AS count_bytes
+       (SELECT length(x.rec) FROM global_models AS x WHERE x.run = g.run AND x.round = g.round) AS bytes,
+       coalesce(sum(a.nbytes + length(a.key)), 0) AS count_bytes
 FROM global_models AS g LEFT JOIN array_record(g.rec) AS a
 GROUP BY g.run, g.round;
