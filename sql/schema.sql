@@ -178,7 +178,7 @@ CREATE TABLE IF NOT EXISTS reply_store (
   base_round   INTEGER CHECK (base_round IS NULL OR packed = 1 AND base_round = round - 1),
   error_code   INTEGER,
   error_reason TEXT,
-  CHECK ((content IS NULL) <> (error_code IS NULL)),
+  CONSTRAINT content_or_error CHECK ((content IS NULL) <> (error_code IS NULL)),  -- named: the same message on every SQLite
   PRIMARY KEY (run, round, phase, pos),
   UNIQUE (run, round, phase, client),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE

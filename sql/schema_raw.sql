@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS replies (
   content      BLOB CHECK (content IS NULL OR rd_check(content)),
   error_code   INTEGER,
   error_reason TEXT,
-  CHECK ((content IS NULL) <> (error_code IS NULL)),
+  CONSTRAINT content_or_error CHECK ((content IS NULL) <> (error_code IS NULL)),  -- named: the same message on every SQLite
   PRIMARY KEY (run, round, phase, pos),
   UNIQUE (run, round, phase, client),
   FOREIGN KEY (run, round) REFERENCES rounds(run, round) ON DELETE CASCADE
