@@ -138,7 +138,9 @@ def torch_fedavg(tmp, *flags):
     assert "clients [1, 2], weights [8, 16] -> 1.66667 (float64, logged so) -> like= gives 2 (int64); " in out, out
     assert "load_state_dict alone: 1" in out, out
     assert f"{counters} buffers int64 -> float64 in the FedAvg record" in out, out
-    assert re.search(r"^-- fedavg_check: 2 rows\n.*\n   1 \| 2 \| 24 \| 1 \| None\n   2 \| 2 \| 24 \| 1 \| None$", out, re.M), out
+    assert re.search(
+        r"^-- fedavg_check: 2 rows\n.*\n   1 \| 2 \| 24 \| 1 \| None\n   2 \| 2 \| 24 \| 1 \| None$", out, re.M
+    ), out
     return model, out
 
 
