@@ -113,7 +113,7 @@ static const unsigned char *base_payload(const encoder *E, const span *s, int *r
 typedef struct plane_work {
   const span *s;
   const unsigned char *base;
-  int mode, planes, level;
+  int mode, level; /* the payload's width is its plane count (exact modes only) */
   uint64_t chunk, chunks, stride;
   unsigned char *slot;
   uint64_t *size;
@@ -139,13 +139,13 @@ static void plane_part(void *ctx, uint64_t begin, uint64_t end, unsigned char *s
       uint64_t first = c * W->chunk, m = items - first < W->chunk ? items - first : W->chunk, at = 0;
       bp_split(s->pl.bytes.p + first * (uint64_t)width, W->base ? W->base + first * (uint64_t)width : NULL, m, width,
                s->pl.big, bp_mode[W->mode], pl);
-      for (k = 0; k < W->planes; k++) {
+      for (k = 0; k < width; k++) {
         size_t got = ZSTD_compress2(cctx, W->slot + c * W->stride + at, W->stride - at, pl[k], (size_t)m);
         if (ZSTD_isError(got)) { /* the bound holds: only memory can fail */
           W->rc = CODEC_NOMEM;
           break;
         }
-        W->size[c * (uint64_t)W->planes + (uint64_t)k] = got;
+        W->size[c * (uint64_t)width + (uint64_t)k] = got;
         at += got;
       }
     }
@@ -165,7 +165,7 @@ static int write_planes_parallel(encoder *E, const span *s, const unsigned char 
   uint64_t items = s->pl.bytes.n / (uint64_t)width, chunk = (uint64_t)1 << E->opt->chunk_log2;
   uint64_t chunks = items / chunk + (items % chunk != 0), at = out->n, table = out->n, c, total, sizes;
   memset(&W, 0, sizeof(W));
-  W.s = s, W.base = base, W.mode = mode, W.planes = width, W.level = E->opt->level, W.chunk = chunk, W.chunks = chunks;
+  W.s = s, W.base = base, W.mode = mode, W.level = E->opt->level, W.chunk = chunk, W.chunks = chunks;
   W.stride = (uint64_t)width * ZSTD_compressBound((size_t)chunk);
   W.cctx = E->cctx, W.tmp = E->tmp;
   if (size_mul(chunks, W.stride, &total) || size_mul(chunks * (uint64_t)width, sizeof(uint64_t), &sizes) ||

@@ -23,6 +23,7 @@ or `python -m sqlite_arrayrecord pack DB` / `unpack DB`.
 import json
 import os
 import re
+import sqlite3
 
 from ._extension import connect
 
@@ -211,17 +212,13 @@ def _statements(script):
     """script's statements one by one (sqlite3.complete_statement decides
     where one ends), for execute() inside a transaction (executescript
     would commit it)."""
-    import sqlite3
-
     out, cur = [], ""
     for line in script.splitlines(keepends=True):
         cur += line
         if sqlite3.complete_statement(cur):
-            if cur.strip():
-                out.append(cur)
+            out.append(cur)
             cur = ""
-    if cur.strip() and not all(s.strip().startswith("--") for s in cur.strip().splitlines()):
-        out.append(cur)
+    out.append(cur)  # what follows the last ';': comments, or a statement execute() will refuse
     return [s for s in out if _has_code(s)]
 
 
